@@ -1,0 +1,67 @@
+/** The one error catalogue. Codes are stable: callers may switch on them. */
+export const ErrorCode = {
+  INVALID_INPUT: 'INVALID_INPUT',
+  DUPLICATE_ID: 'DUPLICATE_ID',
+  NOT_FOUND: 'NOT_FOUND',
+  DIMENSION_MISMATCH: 'DIMENSION_MISMATCH',
+  EMBEDDER_FAILED: 'EMBEDDER_FAILED',
+  MODEL_NOT_FOUND: 'MODEL_NOT_FOUND',
+  MODEL_INVALID: 'MODEL_INVALID',
+  STORE_FAILED: 'STORE_FAILED',
+  QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+  SCHEMA_TOO_NEW: 'SCHEMA_TOO_NEW',
+  SNAPSHOT_INVALID: 'SNAPSHOT_INVALID',
+  WORKER_FAILED: 'WORKER_FAILED',
+  UNSUPPORTED: 'UNSUPPORTED',
+  CLOSED: 'CLOSED',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+const PREFIX = 'Engram: ';
+
+export class EngramError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message.startsWith(PREFIX) ? message : PREFIX + message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'EngramError';
+    this.code = code;
+    if (options.details) this.details = options.details;
+  }
+}
+
+export function isEngramError(value: unknown, code?: ErrorCode): value is EngramError {
+  return value instanceof EngramError && (code === undefined || value.code === code);
+}
+
+/** Wraps anything thrown by a dependency, keeping an EngramError as it is. */
+export function toEngramError(error: unknown, code: ErrorCode, message: string): EngramError {
+  if (error instanceof EngramError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new EngramError(code, `${message}: ${reason}`, { cause: error });
+}
+
+/** Plain, structured-clone-safe form, used across the worker boundary. */
+export interface SerializedEngramError {
+  name: string;
+  code: ErrorCode;
+  message: string;
+  stack?: string;
+  details?: Record<string, unknown>;
+}
+
+export function serializeError(error: EngramError): SerializedEngramError {
+  return { name: error.name, code: error.code, message: error.message, stack: error.stack, details: error.details };
+}
+
+export function deserializeError(data: SerializedEngramError): EngramError {
+  const error = new EngramError(data.code, data.message, { details: data.details });
+  if (data.stack) error.stack = data.stack;
+  return error;
+}
+
+export function invalidInput(message: string, details?: Record<string, unknown>): EngramError {
+  return new EngramError(ErrorCode.INVALID_INPUT, message, { details });
+}

@@ -1,0 +1,105 @@
+/** Public data types shared by the engine, the stores, the worker and the client. */
+
+/** What a caller hands to `add`. */
+export interface MemoryInput {
+  id?: string;
+  text: string;
+  /** Epoch ms, an ISO-8601 string or a Date. Defaults to the engine clock's "now". */
+  createdAt?: number | string | Date;
+  /** Score multiplier from 1 to 2. Default 1. */
+  priority?: number;
+  pinned?: boolean;
+  project?: string;
+  scope?: string;
+  tags?: string[];
+  kind?: string;
+  /** Epoch ms after which the memory is never returned. */
+  validUntil?: number;
+  meta?: Record<string, unknown>;
+}
+
+/** A stored memory: the input, normalised, plus bookkeeping. Plain data (structured-clone safe). */
+export interface MemoryRecord {
+  id: string;
+  text: string;
+  createdAt: number;
+  priority: number;
+  pinned: boolean;
+  project?: string;
+  scope?: string;
+  tags: string[];
+  kind?: string;
+  validUntil?: number;
+  meta?: Record<string, unknown>;
+  /** Id of the newer memory that superseded this one. */
+  supersededBy?: string;
+  accessCount: number;
+  lastAccessedAt?: number;
+  updatedAt?: number;
+}
+
+/** Fields `update` may change. `null` clears an optional field. */
+export type MemoryPatch = {
+  [K in Exclude<keyof MemoryInput, 'id'>]?: MemoryInput[K] | null;
+};
+
+export interface Embedder {
+  /** Names model, dtype and device, e.g. `engram-glove-100d@q8/wasm`. Vectors are stored per id. */
+  id: string;
+  dim: number;
+  embed(texts: string[]): Promise<Float32Array[]>;
+  countTokens?(text: string): number;
+  dispose?(): Promise<void>;
+}
+
+export interface Hit {
+  id: string;
+  text: string;
+  score: number;
+  memory: MemoryRecord;
+  explain: {
+    bm25Rank: number | null;
+    vecRank: number | null;
+    bm25: number | null;
+    cosine: number | null;
+    rrf: number;
+    recency: number;
+    boost: number;
+    superseded?: boolean;
+    mmr?: number;
+  };
+}
+
+export interface TraceStage {
+  name: string;
+  in: number;
+  out: number;
+  ms: number;
+  /** Free-form note, e.g. why a leg was skipped. */
+  note?: string;
+}
+
+export interface Trace {
+  mode: 'lexical' | 'vector' | 'hybrid';
+  stages: TraceStage[];
+  totalMs: number;
+  embedder: string | null;
+}
+
+export interface AssembledContext {
+  text: string;
+  tokens: number;
+  budget: number;
+  ids: string[];
+}
+
+export interface SearchResult {
+  hits: Hit[];
+  context: AssembledContext;
+  trace: Trace;
+}
+
+export interface Progress {
+  done: number;
+  total: number;
+}

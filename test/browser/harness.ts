@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { inject } from 'vitest';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Flags from DEVELOPERS.md: no background traffic on a closed network; SwiftShader WebGPU when asked. */
+export function chromiumArgs(webgpu = true): string[] {
+  const args = [
+    '--no-sandbox',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ];
+  if (webgpu) args.push('--enable-unsafe-webgpu');
+  return args;
+}
+
+export function baseURL(): string {
+  return inject('baseURL');
+}
+
+export async function launchBrowser(options: { webgpu?: boolean } = {}): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs(options.webgpu ?? true) });
+}
+
+/** A persistent profile (real OPFS/IndexedDB that survives a browser restart). Call `dispose` to delete it. */
+export function tempProfileDir(): { dir: string; dispose(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'engram-profile-'));
+  return { dir, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function launchPersistent(userDataDir: string, options: { webgpu?: boolean } = {}): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: chromiumArgs(options.webgpu ?? true),
+  });
+}
+
+/** Records every request a page makes and reports those that leave the test server's origin. */
+export function recordRequests(target: Page | BrowserContext): { all: string[]; foreign(): string[] } {
+  const all: string[] = [];
+  target.on('request', (request: Request) => {
+    all.push(request.url());
+  });
+  const origin = new URL(baseURL()).origin;
+  return {
+    all,
+    foreign: () => all.filter((url) => !url.startsWith(origin) && !url.startsWith('data:') && !url.startsWith('blob:')),
+  };
+}
+
+/** Opens a blank page of the test server: same origin, cross-origin isolated, ready for `import('/src/index.ts')`. */
+export async function openBlankPage(context: BrowserContext | Browser, path = '/test/browser/blank.html'): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (error) => console.error('[page error]', error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') console.error('[page console]', message.text());
+  });
+  await page.goto(baseURL() + path);
+  return page;
+}
