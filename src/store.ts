@@ -17,6 +17,8 @@ export interface StoreWrite {
   remove?: string[];
   /** Upsert vectors for one embedder. */
   vectors?: PackedVectors;
+  /** Delete the vectors of every other embedder (after a model change, once re-embedding is complete). */
+  keepOnlyEmbedder?: string;
   /** Small key/value metadata (snapshots, counters). `null` deletes the key. */
   meta?: Record<string, string | Uint8Array | null>;
 }

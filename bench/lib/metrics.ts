@@ -1,0 +1,48 @@
+/** Binary-relevance retrieval metrics over ranked ids. */
+
+export function recallAt(ranked: readonly string[], relevant: readonly string[], k: number): number {
+  if (relevant.length === 0) return 0;
+  const top = new Set(ranked.slice(0, k));
+  let found = 0;
+  for (const id of relevant) if (top.has(id)) found++;
+  return found / relevant.length;
+}
+
+export function ndcgAt(ranked: readonly string[], relevant: readonly string[], k: number): number {
+  if (relevant.length === 0) return 0;
+  const wanted = new Set(relevant);
+  let dcg = 0;
+  ranked.slice(0, k).forEach((id, i) => {
+    if (wanted.has(id)) dcg += 1 / Math.log2(i + 2);
+  });
+  let ideal = 0;
+  for (let i = 0; i < Math.min(k, relevant.length); i++) ideal += 1 / Math.log2(i + 2);
+  return dcg / ideal;
+}
+
+export interface MetricRow {
+  n: number;
+  r5: number;
+  r10: number;
+  r20: number;
+  ndcg10: number;
+}
+
+/** Running mean of the four metrics. */
+export class MetricAccumulator {
+  private sums = { r5: 0, r10: 0, r20: 0, ndcg10: 0 };
+  private n = 0;
+
+  add(ranked: readonly string[], relevant: readonly string[]): void {
+    this.n++;
+    this.sums.r5 += recallAt(ranked, relevant, 5);
+    this.sums.r10 += recallAt(ranked, relevant, 10);
+    this.sums.r20 += recallAt(ranked, relevant, 20);
+    this.sums.ndcg10 += ndcgAt(ranked, relevant, 10);
+  }
+
+  row(): MetricRow {
+    const d = Math.max(1, this.n);
+    return { n: this.n, r5: this.sums.r5 / d, r10: this.sums.r10 / d, r20: this.sums.r20 / d, ndcg10: this.sums.ndcg10 / d };
+  }
+}

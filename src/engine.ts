@@ -1,0 +1,544 @@
+/**
+ * The engine: owns the state (records by id, the lexical index, the vector matrix) and every operation on
+ * it. The store is the source of truth: each change is validated and embedded first, written to the store in
+ * one atomic write, and only then applied to the in-memory indexes, so a failure anywhere changes nothing.
+ * Changes run one at a time (a promise queue); searches read the in-memory state and never wait for them.
+ */
+import { embedInBatches, embedTexts } from './embed.js';
+import { EngramError, ErrorCode, invalidInput, toEngramError } from './errors.js';
+import { LexicalIndex, type LexicalOptions } from './lexical.js';
+import { memoryStore } from './memory-store.js';
+import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from './options.js';
+import { runPipeline, type PipelineState } from './pipeline.js';
+import { RecordTable } from './record-table.js';
+import { fingerprint, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, snapshotMatches, type IndexSnapshot } from './snapshot.js';
+import { applyPatch, checkId, cloneRecord, recordFromImport, recordFromInput, type RecordLimits } from './records.js';
+import type { PackedVectors, Store, StoreWrite } from './store.js';
+import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult } from './types.js';
+import { exactScan, VectorIndex, type VectorScan } from './vector.js';
+
+export interface EngineOptions {
+  /** Where memories live. Default: `memoryStore()` (in memory, lost on exit). The engine closes it on `close()`. */
+  store?: Store;
+  /** `null` or absent: lexical only. */
+  embedder?: Embedder | null;
+  /** What "now" means (epoch ms). Default `Date.now`. */
+  clock?: () => number;
+  /** This engine's default search options, merged over `defaultSearchOptions`. */
+  search?: Partial<SearchOptions>;
+  /** On add, a new memory whose cosine to a live one is ≥ this supersedes the older. `false` disables. Default 0.95. */
+  supersedeThreshold?: number | false;
+  /** Lexical index settings (stop words, term processor, BM25 parameters, field weights). */
+  lexical?: LexicalOptions;
+  /** Longest accepted memory text in UTF-16 code units. Default 100,000. */
+  maxTextLength?: number;
+  /** Texts per embedder call on add, import and re-indexing. Default 32. */
+  embedBatchSize?: number;
+  /** Makes the vector scan (e.g. a quantised one). Default: exact float32 scan. */
+  vectorScan?: () => VectorScan;
+  /** Progress of background re-indexing (memories without a vector for the current embedder). */
+  onIndexProgress?(progress: Progress): void;
+  /** Failures of background work (re-indexing, touch bookkeeping). Default: `console.warn`. */
+  onBackgroundError?(error: EngramError): void;
+  /** A lexical index snapshot from `engine.indexSnapshot()`; used on open only if it still matches the store. */
+  indexSnapshot?: IndexSnapshot | null;
+}
+
+export interface AddOptions {
+  /** Called after each embedded batch: memories done so far out of the call's total. */
+  onProgress?(progress: Progress): void;
+}
+
+export interface Engine {
+  /** Stores memories; returns their ids in input order. Atomic: every item is stored or none is. */
+  add(input: MemoryInput | MemoryInput[], opts?: AddOptions): Promise<string[]>;
+  search(query: string, options?: Partial<SearchOptions>): Promise<SearchResult>;
+  /** A copy of the memory, or null when there is none with this id. */
+  get(id: string): Promise<MemoryRecord | null>;
+  /** Applies a patch (null clears an optional field); re-embeds when the text changes. NOT_FOUND for an unknown id. */
+  update(id: string, patch: MemoryPatch): Promise<MemoryRecord>;
+  /** Removes memories; unknown ids are ignored. Returns how many were removed. */
+  remove(ids: string | string[]): Promise<number>;
+  pin(id: string, pinned?: boolean): Promise<MemoryRecord>;
+  count(): Promise<number>;
+  /** Every record (copies, plain data), re-importable with `import`. */
+  export(): Promise<MemoryRecord[]>;
+  /** Upserts records (as exported, or plain inputs); atomic like `add`. Returns ids in input order. */
+  import(records: (MemoryRecord | MemoryInput)[], opts?: AddOptions): Promise<string[]>;
+  /** Waits for queued writes (touch bookkeeping, re-indexing batches already started). */
+  flush(): Promise<void>;
+  /** Stops re-indexing, waits for queued writes, closes the store. Later calls reject with CLOSED. */
+  close(): Promise<void>;
+  /** Swaps the embedder: loads its stored vectors and re-embeds the rest in the background. */
+  setEmbedder(embedder: Embedder | null): Promise<void>;
+  readonly embedder: Embedder | null;
+  /** Re-indexing progress, or null when every memory has a vector for the current embedder (or there is no embedder). */
+  indexing(): Progress | null;
+  /** Settles when the current re-indexing ends: resolves when vectors are complete, rejects with its error. */
+  readonly ready: Promise<void>;
+  /** The lexical index, serialised with what it was built from (waits for queued writes first). */
+  indexSnapshot(): Promise<IndexSnapshot>;
+  /** How the lexical index was made on open: loaded from `indexSnapshot`, or rebuilt from the records. */
+  readonly lexicalSource: 'snapshot' | 'rebuilt';
+}
+
+export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
+  const engine = new EngramEngine(options);
+  await engine.open();
+  return engine;
+}
+
+class EngramEngine implements Engine {
+  private readonly store: Store;
+  private readonly clock: () => number;
+  private readonly searchDefaults: Partial<SearchOptions>;
+  private readonly limits: RecordLimits;
+  private readonly supersedeThreshold: number | false;
+  private readonly batchSize: number;
+  private readonly makeScan: () => VectorScan;
+  private readonly options: EngineOptions;
+
+  private readonly records = new RecordTable();
+  private readonly lexical: LexicalIndex;
+  private vectors: VectorIndex | null = null;
+  private currentEmbedder: Embedder | null = null;
+  private progress: Progress | null = null;
+  private readyPromise: Promise<void> = Promise.resolve();
+  /** Bumped by every embedder change: a stale re-indexing loop sees it and stops. */
+  private generation = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  lexicalSource: 'snapshot' | 'rebuilt' = 'rebuilt';
+  private closed = false;
+  private storeClosed = false;
+
+  constructor(options: EngineOptions) {
+    this.options = options;
+    this.store = options.store ?? memoryStore();
+    this.clock = options.clock ?? Date.now;
+    this.searchDefaults = options.search ?? {};
+    validateSearchOptions(resolveSearchOptions(this.searchDefaults));
+    this.limits = { maxTextLength: positiveInt(options.maxTextLength ?? 100_000, 'maxTextLength') };
+    this.batchSize = positiveInt(options.embedBatchSize ?? 32, 'embedBatchSize');
+    const threshold = options.supersedeThreshold ?? 0.95;
+    if (threshold !== false && !(typeof threshold === 'number' && Number.isFinite(threshold))) {
+      throw invalidInput('supersedeThreshold must be a number or false');
+    }
+    this.supersedeThreshold = threshold;
+    this.makeScan = options.vectorScan ?? (() => exactScan);
+    this.lexical = new LexicalIndex(options.lexical);
+  }
+
+  async open(): Promise<void> {
+    let records: MemoryRecord[];
+    try {
+      records = await this.store.loadRecords();
+    } catch (error) {
+      throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories from the store');
+    }
+    for (const record of records) this.records.set(record);
+    this.lexicalSource = this.restoreLexical(this.options.indexSnapshot) ? 'snapshot' : 'rebuilt';
+    if (this.lexicalSource === 'rebuilt') this.lexical.addAll(records);
+    await this.attach(this.options.embedder ?? null);
+  }
+
+  /** Loads a matching snapshot into the lexical index; false (index untouched) when it does not match. */
+  private restoreLexical(snapshot: IndexSnapshot | null | undefined): boolean {
+    if (!snapshot || !snapshotMatches(snapshot, this.lexical.settingsKey, fingerprint(this.records.values()))) return false;
+    try {
+      this.lexical.loadJSON(snapshot.lexical);
+    } catch {
+      this.lexical.clear();
+      return false;
+    }
+    if (this.lexical.size === this.records.size && [...this.records.keys()].every((id) => this.lexical.has(id))) return true;
+    this.lexical.clear();
+    return false;
+  }
+
+  async indexSnapshot(): Promise<IndexSnapshot> {
+    this.checkOpen();
+    await this.flush();
+    return {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      settings: this.lexical.settingsKey,
+      fingerprint: fingerprint(this.records.values()),
+      lexical: this.lexical.toJSON(),
+    };
+  }
+
+  get embedder(): Embedder | null {
+    return this.currentEmbedder;
+  }
+
+  get ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  indexing(): Progress | null {
+    return this.progress && { ...this.progress };
+  }
+
+  async setEmbedder(embedder: Embedder | null): Promise<void> {
+    this.checkOpen();
+    await this.exclusive(() => this.attach(embedder));
+  }
+
+  // ---- writes -------------------------------------------------------------------------------------------
+
+  add(input: MemoryInput | MemoryInput[], opts: AddOptions = {}): Promise<string[]> {
+    this.checkOpen();
+    return this.exclusive(async () => {
+      const list = Array.isArray(input) ? input : [input];
+      const now = this.clock();
+      const batch = list.map((item, i) => recordFromInput(item, now, this.limits, Array.isArray(input) ? `memory[${i}]` : 'memory'));
+      this.checkDistinct(batch);
+      for (const record of batch) {
+        if (this.records.has(record.id)) {
+          throw new EngramError(ErrorCode.DUPLICATE_ID, `a memory with id "${record.id}" already exists (use update or import to replace it)`, {
+            details: { id: record.id },
+          });
+        }
+      }
+      if (batch.length === 0) return [];
+      const vectors = await this.embedAll(batch, opts.onProgress);
+      const superseded = vectors ? this.planSupersede(batch, vectors) : [];
+      await this.commit({ put: [...batch, ...superseded], vectors: this.pack(batch, vectors) }, () => {
+        this.applyRecords(batch, vectors);
+        for (const record of superseded) this.records.set(record);
+      });
+      return batch.map((r) => r.id);
+    });
+  }
+
+  import(input: (MemoryRecord | MemoryInput)[], opts: AddOptions = {}): Promise<string[]> {
+    this.checkOpen();
+    return this.exclusive(async () => {
+      if (!Array.isArray(input)) throw invalidInput('import takes an array of records');
+      const now = this.clock();
+      const batch = input.map((item, i) => recordFromImport(item, now, this.limits, `records[${i}]`));
+      this.checkDistinct(batch);
+      const ids = new Set(batch.map((r) => r.id));
+      for (const record of batch) {
+        // A supersededBy pointing nowhere would hide the memory for good: drop it.
+        if (record.supersededBy !== undefined && !ids.has(record.supersededBy) && !this.records.has(record.supersededBy)) {
+          delete record.supersededBy;
+        }
+      }
+      if (batch.length === 0) return [];
+      // Memories already stored with the same text keep their vector; the others are embedded.
+      const vectors = await this.embedAll(batch, opts.onProgress, (r) => this.reusableVector(r));
+      await this.commit({ put: batch, vectors: this.pack(batch, vectors) }, () => this.applyRecords(batch, vectors));
+      return batch.map((r) => r.id);
+    });
+  }
+
+  update(id: string, patch: MemoryPatch): Promise<MemoryRecord> {
+    this.checkOpen();
+    return this.exclusive(async () => {
+      const current = this.mustGet(id);
+      const next = applyPatch(current, patch, this.clock(), this.limits);
+      const textChanged = next.text !== current.text;
+      const vectors = textChanged ? await this.embedAll([next]) : null;
+      await this.commit({ put: [next], vectors: this.pack([next], vectors) }, () => {
+        if (textChanged || next.tags.join('\u0000') !== current.tags.join('\u0000')) this.applyRecords([next], vectors);
+        else this.records.set(next);
+      });
+      return cloneRecord(next);
+    });
+  }
+
+  pin(id: string, pinned = true): Promise<MemoryRecord> {
+    return this.update(id, { pinned });
+  }
+
+  remove(ids: string | string[]): Promise<number> {
+    this.checkOpen();
+    return this.exclusive(async () => {
+      const list = Array.isArray(ids) ? ids : [ids];
+      list.forEach((id, i) => checkId(id, `remove: ids[${i}]`));
+      const gone = new Set(list.filter((id) => this.records.has(id)));
+      if (gone.size === 0) return 0;
+      // Memories superseded by a removed one become live again rather than vanish.
+      const restored: MemoryRecord[] = [];
+      for (const record of this.records.values()) {
+        if (record.supersededBy !== undefined && gone.has(record.supersededBy) && !gone.has(record.id)) {
+          const copy = cloneRecord(record);
+          delete copy.supersededBy;
+          restored.push(copy);
+        }
+      }
+      await this.commit({ remove: [...gone], put: restored }, () => {
+        for (const id of gone) {
+          this.records.delete(id);
+          this.lexical.remove(id);
+          this.vectors?.remove(id);
+        }
+        for (const record of restored) this.records.set(record);
+      });
+      return gone.size;
+    });
+  }
+
+  // ---- reads --------------------------------------------------------------------------------------------
+
+  async search(query: string, options: Partial<SearchOptions> = {}): Promise<SearchResult> {
+    this.checkOpen();
+    if (typeof query !== 'string') throw invalidInput(`search query must be a string, got ${typeof query}`);
+    const resolved = validateSearchOptions(resolveSearchOptions(this.searchDefaults, options));
+    const now = resolved.now ?? this.clock();
+    const embedder = this.currentEmbedder;
+    const state: PipelineState = {
+      records: this.records,
+      lexical: this.lexical,
+      vectors: this.vectors,
+      embedderId: embedder?.id ?? null,
+      vectorsReady: this.progress === null,
+      embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
+      countTokens: embedder?.countTokens?.bind(embedder),
+    };
+    const result = await runPipeline(state, query, resolved, now);
+    if (resolved.touch && result.hits.length > 0) this.touch(result.hits.map((h) => h.id), now);
+    for (const hit of result.hits) hit.memory = cloneRecord(this.records.get(hit.id) ?? hit.memory);
+    return result;
+  }
+
+  async get(id: string): Promise<MemoryRecord | null> {
+    this.checkOpen();
+    checkId(id, 'get');
+    const record = this.records.get(id);
+    return record ? cloneRecord(record) : null;
+  }
+
+  async count(): Promise<number> {
+    this.checkOpen();
+    return this.records.size;
+  }
+
+  async export(): Promise<MemoryRecord[]> {
+    this.checkOpen();
+    return [...this.records.values()].map(cloneRecord);
+  }
+
+  async flush(): Promise<void> {
+    await this.queue;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.generation++; // stops re-indexing between batches
+    await this.queue;
+    this.storeClosed = true;
+    try {
+      await this.store.close();
+    } catch (error) {
+      throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not close the store');
+    }
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------------
+
+  private checkOpen(): void {
+    if (this.closed) throw new EngramError(ErrorCode.CLOSED, 'this engine is closed');
+  }
+
+  /** Runs changes one at a time, in call order; a failed change does not block the next. */
+  private exclusive<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(change);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private mustGet(id: string): MemoryRecord {
+    checkId(id, 'id');
+    const record = this.records.get(id);
+    if (!record) throw new EngramError(ErrorCode.NOT_FOUND, `no memory with id "${id}"`, { details: { id } });
+    return record;
+  }
+
+  private checkDistinct(batch: readonly MemoryRecord[]): void {
+    const seen = new Set<string>();
+    for (const { id } of batch) {
+      if (seen.has(id)) throw new EngramError(ErrorCode.DUPLICATE_ID, `id "${id}" appears twice in one call`, { details: { id } });
+      seen.add(id);
+    }
+  }
+
+  /** Writes to the store, then applies the in-memory change (which cannot fail) only if the write succeeded. */
+  private async commit(change: StoreWrite, apply: () => void): Promise<void> {
+    try {
+      await this.store.write(change);
+    } catch (error) {
+      throw toEngramError(error, ErrorCode.STORE_FAILED, 'the store rejected a write; nothing was changed');
+    }
+    apply();
+  }
+
+  /** Puts records into the map and both indexes (with their vectors when given). */
+  private applyRecords(batch: readonly MemoryRecord[], vectors: Float32Array[] | null): void {
+    for (const record of batch) this.records.set(record);
+    this.lexical.addAll(batch);
+    if (vectors && this.vectors) this.vectors.setMany(batch.map((r) => r.id), vectors);
+  }
+
+  /** Normalised vectors for `batch` (null without an embedder); `reuse` may supply some without embedding. */
+  private async embedAll(
+    batch: readonly MemoryRecord[],
+    onProgress?: (p: Progress) => void,
+    reuse?: (record: MemoryRecord) => Float32Array | undefined,
+  ): Promise<Float32Array[] | null> {
+    const embedder = this.currentEmbedder;
+    if (!embedder || !this.vectors) {
+      onProgress?.({ done: batch.length, total: batch.length });
+      return null;
+    }
+    const out: (Float32Array | undefined)[] = batch.map((r) => reuse?.(r));
+    const todo = batch.flatMap((r, i) => (out[i] ? [] : [i]));
+    const reused = batch.length - todo.length;
+    const embedded = await embedInBatches(
+      embedder,
+      todo.map((i) => (batch[i] as MemoryRecord).text),
+      this.batchSize,
+      onProgress && ((p) => onProgress({ done: reused + p.done, total: batch.length })),
+    );
+    todo.forEach((i, j) => (out[i] = embedded[j]));
+    if (todo.length === 0) onProgress?.({ done: batch.length, total: batch.length });
+    return out as Float32Array[];
+  }
+
+  private reusableVector(record: MemoryRecord): Float32Array | undefined {
+    const stored = this.records.get(record.id);
+    return stored && stored.text === record.text ? this.vectors?.get(record.id)?.slice() : undefined;
+  }
+
+  /** The store's packed form of `vectors` (undefined when there are none to write). */
+  private pack(batch: readonly MemoryRecord[], vectors: Float32Array[] | null): PackedVectors | undefined {
+    const embedder = this.currentEmbedder;
+    if (!vectors || !embedder) return undefined;
+    const data = new Float32Array(batch.length * embedder.dim);
+    vectors.forEach((v, i) => data.set(v, i * embedder.dim));
+    return { embedderId: embedder.id, dim: embedder.dim, ids: batch.map((r) => r.id), data };
+  }
+
+  /**
+   * Supersede on add: each new memory is compared with the live (not superseded) memories and the earlier
+   * items of its batch; when the best cosine is ≥ supersedeThreshold, the one created earlier (the new one
+   * on a tie) gets `supersededBy` = the other. Mutates batch records; returns changed copies of stored ones.
+   */
+  private planSupersede(batch: MemoryRecord[], vectors: Float32Array[]): MemoryRecord[] {
+    const threshold = this.supersedeThreshold;
+    const index = this.vectors;
+    if (threshold === false || !index) return [];
+    const changed = new Map<string, MemoryRecord>();
+    const inBatch = new Map<string, MemoryRecord>();
+    const batchIndex = new VectorIndex(index.dim);
+    const recordOf = (id: string) => changed.get(id) ?? inBatch.get(id) ?? this.records.get(id);
+    const live = (id: string) => recordOf(id)?.supersededBy === undefined;
+    batch.forEach((record, i) => {
+      const vector = vectors[i] as Float32Array;
+      const best = [...index.search(vector, 1, live), ...batchIndex.search(vector, 1, live)].sort((a, b) => b.score - a.score)[0];
+      const other = best && best.score >= threshold ? recordOf(best.id) : undefined;
+      if (other) {
+        const [older, newer] = other.createdAt <= record.createdAt ? [other, record] : [record, other];
+        if (older === record) record.supersededBy = newer.id;
+        else if (inBatch.has(older.id)) older.supersededBy = newer.id;
+        else changed.set(older.id, { ...cloneRecord(older), supersededBy: newer.id });
+      }
+      inBatch.set(record.id, record);
+      batchIndex.set(record.id, vector);
+    });
+    return [...changed.values()];
+  }
+
+  /** Touch after search: in memory at once, in the store through the queue (bookkeeping, best effort). */
+  private touch(ids: readonly string[], now: number): void {
+    for (const id of ids) {
+      const record = this.records.get(id);
+      if (record) this.records.set({ ...record, accessCount: record.accessCount + 1, lastAccessedAt: now });
+    }
+    void this.exclusive(async () => {
+      // Read the records when the write runs, so a change queued earlier is never overwritten with stale data.
+      const put = ids.flatMap((id) => this.records.get(id) ?? []);
+      if (put.length > 0 && !this.storeClosed) await this.store.write({ put });
+    }).catch((error) => this.reportBackground(toEngramError(error, ErrorCode.STORE_FAILED, 'could not save access bookkeeping')));
+  }
+
+  private reportBackground(error: EngramError): void {
+    if (this.options.onBackgroundError) this.options.onBackgroundError(error);
+    else console.warn(error);
+  }
+
+  /**
+   * Makes `embedder` current: loads its stored vectors and, when some memories have none, starts embedding
+   * them in the background (batches through the queue, so adds and searches carry on meanwhile).
+   */
+  private async attach(embedder: Embedder | null): Promise<void> {
+    if (embedder !== null) checkEmbedder(embedder);
+    const generation = ++this.generation;
+    this.currentEmbedder = embedder;
+    this.progress = null;
+    this.readyPromise = Promise.resolve();
+    if (!embedder) {
+      this.vectors = null;
+      return;
+    }
+    let packed: PackedVectors;
+    try {
+      packed = await this.store.loadVectors(embedder.id, embedder.dim);
+    } catch (error) {
+      throw toEngramError(error, ErrorCode.STORE_FAILED, `could not load vectors for ${embedder.id}`);
+    }
+    const index = new VectorIndex(embedder.dim, this.makeScan(), Math.max(64, this.records.size));
+    const keep = packed.ids.flatMap((id, row) => (this.records.has(id) && packed.data.length >= (row + 1) * embedder.dim ? [row] : []));
+    index.setMany(
+      keep.map((row) => packed.ids[row] as string),
+      keep.map((row) => packed.data.subarray(row * embedder.dim, (row + 1) * embedder.dim)),
+    );
+    this.vectors = index;
+    const missing = [...this.records.keys()].filter((id) => !index.has(id));
+    if (missing.length === 0) return;
+    this.progress = { done: 0, total: missing.length };
+    this.readyPromise = this.reindex(embedder, missing, generation);
+    this.readyPromise.catch((error: unknown) => {
+      if (error instanceof EngramError) this.reportBackground(error);
+    });
+  }
+
+  private async reindex(embedder: Embedder, missing: string[], generation: number): Promise<void> {
+    const current = () => generation === this.generation && !this.closed;
+    for (let start = 0; start < missing.length; start += this.batchSize) {
+      if (!current()) return;
+      const slice = missing.slice(start, start + this.batchSize);
+      await this.exclusive(async () => {
+        if (!current()) return;
+        // Skip memories removed, or already embedded by an add or update, since the list was made.
+        const batch = slice.flatMap((id) => (this.vectors?.has(id) ? [] : (this.records.get(id) ?? [])));
+        const vectors = await embedTexts(embedder, batch.map((r) => r.text));
+        if (!current() || batch.length === 0) return;
+        await this.commit({ vectors: this.pack(batch, vectors) }, () => this.vectors?.setMany(batch.map((r) => r.id), vectors));
+      });
+      if (!current()) return;
+      this.progress = { done: Math.min(missing.length, start + slice.length), total: missing.length };
+      this.options.onIndexProgress?.({ ...this.progress });
+    }
+    if (!current()) return;
+    this.progress = null;
+    // Vectors are complete for this embedder: other embedders' vectors are dead weight now (best effort).
+    await this.exclusive(async () => {
+      if (current()) await this.store.write({ keepOnlyEmbedder: embedder.id });
+    }).catch((error) => this.reportBackground(toEngramError(error, ErrorCode.STORE_FAILED, 'could not drop old vectors')));
+  }
+}
+
+function checkEmbedder(embedder: Embedder): void {
+  if (typeof embedder !== 'object' || typeof embedder.embed !== 'function' || typeof embedder.id !== 'string' || !embedder.id) {
+    throw invalidInput('embedder must have an id string and an embed(texts) function');
+  }
+  if (!Number.isInteger(embedder.dim) || embedder.dim <= 0) throw invalidInput(`embedder ${embedder.id} has an invalid dim: ${embedder.dim}`);
+}
+
+function positiveInt(value: number, name: string): number {
+  if (!Number.isInteger(value) || value <= 0) throw invalidInput(`${name} must be a positive integer, got ${value}`);
+  return value;
+}

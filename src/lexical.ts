@@ -1,0 +1,155 @@
+/**
+ * The lexical leg: BM25 over each memory's text and tags, with MiniSearch.
+ *
+ * Queries never reach MiniSearch as syntax: they are cut to a bounded length, stripped of control characters
+ * and lone surrogates, tokenized and term-processed exactly like the indexed text, de-duplicated and capped,
+ * then searched as a plain OR of terms. So no character sequence (operators, quotes, emoji, a pasted
+ * paragraph) can throw, and a very long query does bounded work.
+ */
+import MiniSearch from 'minisearch';
+import type { MemoryRecord } from './types.js';
+import { ENGLISH_STOP_WORDS } from './stopwords.js';
+
+export interface LexicalOptions {
+  /** Terms dropped at index and query time. Default: `ENGLISH_STOP_WORDS`; `false` keeps every term. */
+  stopWords?: Iterable<string> | false;
+  /**
+   * Applied to each lowercased term that survived the stop words (e.g. a stemmer). Return a string, several
+   * strings, or a falsy value to drop the term. Default: identity.
+   */
+  processTerm?: (term: string) => string | string[] | null | undefined | false;
+  /** Field weights. Default `{ text: 1, tags: 1 }`. */
+  fieldBoost?: { text?: number; tags?: number };
+  /** MiniSearch BM25+ parameters. Default `{ k: 1.2, b: 0.7, d: 0.5 }` (MiniSearch's own). */
+  bm25?: { k: number; b: number; d: number };
+  /** Prefix matching of query terms. Default false. */
+  prefix?: boolean;
+  /** MiniSearch fuzziness (fraction of term length) or false. Default false. */
+  fuzzy?: number | false;
+  /** Distinct query terms kept, in order of appearance. Default 64. */
+  maxQueryTerms?: number;
+  /** Query characters read. Default 10,000. */
+  maxQueryChars?: number;
+}
+
+const SPACE_OR_PUNCTUATION = /[\n\r\p{Z}\p{P}]+/u;
+// Control characters, lone surrogates and other unassigned/format code points carry no searchable meaning.
+const UNSAFE = /[\p{Cc}\p{Cs}\p{Cn}]/gu;
+// Query terms are joined with a separator that sanitised text can never contain.
+const TERM_SEPARATOR = '\u0000';
+
+interface LexicalDoc {
+  id: string;
+  text: string;
+  tags: string;
+}
+
+export class LexicalIndex {
+  private search_: MiniSearch<LexicalDoc>;
+  private readonly termOf: (term: string) => string[];
+  private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'processTerm' | 'fieldBoost'>> & {
+    fieldBoost: { text: number; tags: number };
+  };
+  /** Identifies the index-time settings: a snapshot made under other settings must not be loaded. */
+  readonly settingsKey: string;
+
+  constructor(options: LexicalOptions = {}) {
+    const stopWords = options.stopWords === false ? new Set<string>() : new Set(options.stopWords ?? ENGLISH_STOP_WORDS);
+    const custom = options.processTerm;
+    this.termOf = (raw) => {
+      const term = raw.toLowerCase();
+      if (!term || stopWords.has(term)) return [];
+      if (!custom) return [term];
+      const out = custom(term);
+      return (Array.isArray(out) ? out : [out]).filter((t): t is string => typeof t === 'string' && t.length > 0);
+    };
+    this.options = {
+      fieldBoost: { text: 1, tags: 1, ...options.fieldBoost },
+      bm25: options.bm25 ?? { k: 1.2, b: 0.7, d: 0.5 },
+      prefix: options.prefix ?? false,
+      fuzzy: options.fuzzy ?? false,
+      maxQueryTerms: options.maxQueryTerms ?? 64,
+      maxQueryChars: options.maxQueryChars ?? 10_000,
+    };
+    this.settingsKey = JSON.stringify({ v: 1, stop: [...stopWords].sort(), term: custom ? String(custom) : null });
+    this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
+  }
+
+  /** MiniSearch's serialised index (its JSON), for a snapshot. */
+  toJSON(): string {
+    return JSON.stringify(this.search_);
+  }
+
+  /** Replaces the index with a serialised one made under the same settings. Throws when it cannot be read. */
+  loadJSON(json: string): void {
+    this.search_ = MiniSearch.loadJSON<LexicalDoc>(json, this.miniSearchOptions());
+  }
+
+  private miniSearchOptions() {
+    return {
+      fields: ['text', 'tags'],
+      storeFields: [],
+      tokenize: (text: string) => text.replace(UNSAFE, ' ').split(SPACE_OR_PUNCTUATION),
+      processTerm: (term: string) => {
+        const terms = this.termOf(term);
+        return terms.length === 0 ? null : terms.length === 1 ? terms[0] : terms;
+      },
+    };
+  }
+
+  get size(): number {
+    return this.search_.documentCount;
+  }
+
+  has(id: string): boolean {
+    return this.search_.has(id);
+  }
+
+  /** Adds or replaces records. */
+  addAll(records: readonly MemoryRecord[]): void {
+    for (const record of records) this.remove(record.id);
+    this.search_.addAll(records.map(toDoc));
+  }
+
+  remove(id: string): void {
+    if (this.search_.has(id)) this.search_.discard(id);
+  }
+
+  clear(): void {
+    this.search_.removeAll();
+  }
+
+  /** The terms a query searches for: sanitised, processed like indexed text, distinct, capped. */
+  queryTerms(query: string): string[] {
+    const cleaned = query.slice(0, this.options.maxQueryChars).replace(UNSAFE, ' ');
+    const terms = new Set<string>();
+    for (const token of cleaned.split(SPACE_OR_PUNCTUATION)) {
+      for (const term of this.termOf(token)) {
+        if (terms.size >= this.options.maxQueryTerms) return [...terms];
+        if (!term.includes(TERM_SEPARATOR)) terms.add(term);
+      }
+    }
+    return [...terms];
+  }
+
+  /** Best `limit` ids by BM25, best first; records failing `eligible` never take a place. */
+  search(query: string, limit: number, eligible?: (id: string) => boolean): { id: string; score: number }[] {
+    const terms = this.queryTerms(query);
+    if (terms.length === 0 || limit <= 0) return [];
+    const results = this.search_.search(terms.join(TERM_SEPARATOR), {
+      tokenize: (text) => text.split(TERM_SEPARATOR),
+      processTerm: (term) => term,
+      combineWith: 'OR',
+      prefix: this.options.prefix,
+      fuzzy: this.options.fuzzy,
+      boost: this.options.fieldBoost,
+      bm25: this.options.bm25,
+      ...(eligible ? { filter: (result) => eligible(result.id as string) } : {}),
+    });
+    return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
+  }
+}
+
+function toDoc(record: MemoryRecord): LexicalDoc {
+  return { id: record.id, text: record.text, tags: record.tags.join(' ') };
+}

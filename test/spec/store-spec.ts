@@ -1,0 +1,305 @@
+/**
+ * Store conformance spec: framework-free (no test runner, no node: imports), so the same cases run under
+ * vitest in Node against `memoryStore()` and inside a browser worker against the SQLite store.
+ *
+ *   for (const c of storeSpec) await c.run(openStore)   // each case opens its own fresh store
+ *
+ * `open` must return an empty store on its first call in a case; a later call within the same case must
+ * reopen the same data (for the persistence case; it is skipped when `store.persistent` is false).
+ */
+import type { PackedVectors, Store } from '../../src/store.js';
+import type { MemoryRecord } from '../../src/types.js';
+
+export interface StoreSpecCase {
+  name: string;
+  run(open: () => Promise<Store>): Promise<void>;
+}
+
+// ---- tiny assertions ------------------------------------------------------------------------------------
+
+export class SpecFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SpecFailure';
+  }
+}
+
+function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new SpecFailure(message);
+}
+
+function assertEqual(actual: unknown, expected: unknown, message: string): void {
+  const a = canonical(actual);
+  const e = canonical(expected);
+  if (a !== e) throw new SpecFailure(`${message}\n  expected: ${e}\n  actual:   ${a}`);
+}
+
+async function assertRejects(promise: Promise<unknown>, message: string): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new SpecFailure(`${message}: expected a rejection`);
+}
+
+/** Stable JSON: object keys sorted, typed arrays as plain arrays rounded to 6 decimals. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v instanceof Float32Array) return Array.from(v, (x) => Math.round(x * 1e6) / 1e6);
+    if (v instanceof Uint8Array) return { bytes: Array.from(v) };
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)));
+    }
+    return v;
+  });
+}
+
+// ---- fixtures -------------------------------------------------------------------------------------------
+
+function record(id: string, extra: Partial<MemoryRecord> = {}): MemoryRecord {
+  return { id, text: `memory ${id}`, createdAt: 1_700_000_000_000, priority: 1, pinned: false, tags: [], accessCount: 0, ...extra };
+}
+
+function unit(dim: number, seed: number): Float32Array {
+  const v = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) v[i] = Math.sin(seed * 7.1 + i * 1.3);
+  let norm = 0;
+  for (const x of v) norm += x * x;
+  return v.map((x) => x / Math.sqrt(norm));
+}
+
+function packed(embedderId: string, dim: number, ids: string[], seedBase = 0): PackedVectors {
+  const data = new Float32Array(ids.length * dim);
+  ids.forEach((_, i) => data.set(unit(dim, seedBase + i), i * dim));
+  return { embedderId, dim, ids, data };
+}
+
+function byId(records: MemoryRecord[]): MemoryRecord[] {
+  return records.slice().sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/** Vectors as a map id → rounded row, for comparison regardless of order. */
+function vectorMap(p: PackedVectors): Record<string, Float32Array> {
+  const out: Record<string, Float32Array> = {};
+  p.ids.forEach((id, i) => (out[id] = p.data.slice(i * p.dim, (i + 1) * p.dim)));
+  return out;
+}
+
+async function withStore(open: () => Promise<Store>, body: (store: Store) => Promise<void>): Promise<void> {
+  const store = await open();
+  try {
+    await body(store);
+  } finally {
+    await store.close().catch(() => undefined);
+  }
+}
+
+// ---- cases ----------------------------------------------------------------------------------------------
+
+export const storeSpec: StoreSpecCase[] = [
+  {
+    name: 'a new store is empty',
+    run: (open) =>
+      withStore(open, async (store) => {
+        assertEqual(await store.loadRecords(), [], 'loadRecords');
+        assertEqual(await store.count(), 0, 'count');
+        const v = await store.loadVectors('e', 4);
+        assertEqual([v.embedderId, v.dim, v.ids, v.data.length], ['e', 4, [], 0], 'loadVectors');
+        assertEqual(await store.readMeta('missing'), null, 'readMeta of a missing key');
+        assert(typeof store.persistent === 'boolean', 'persistent is a boolean');
+      }),
+  },
+  {
+    name: 'put stores whole records, loadRecords returns them unchanged',
+    run: (open) =>
+      withStore(open, async (store) => {
+        const full = record('a', {
+          project: 'p',
+          scope: 's',
+          kind: 'note',
+          tags: ['x', 'y'],
+          validUntil: 1_800_000_000_000,
+          meta: { nested: { n: 1, list: [1, 'two', null] }, flag: true },
+          supersededBy: 'b',
+          accessCount: 3,
+          lastAccessedAt: 1_700_000_100_000,
+          updatedAt: 1_700_000_200_000,
+          pinned: true,
+          priority: 1.5,
+          text: 'unicode ✓ — "quotes" \n newline 🙂',
+        });
+        await store.write({ put: [full, record('b')] });
+        assertEqual(byId(await store.loadRecords()), [full, record('b')], 'records round-trip');
+        assertEqual(await store.count(), 2, 'count');
+      }),
+  },
+  {
+    name: 'put upserts: a second put of an id replaces the record (optional fields removed stay removed)',
+    run: (open) =>
+      withStore(open, async (store) => {
+        await store.write({ put: [record('a', { project: 'p', tags: ['t'] })] });
+        await store.write({ put: [record('a', { text: 'changed' })] });
+        assertEqual(await store.loadRecords(), [record('a', { text: 'changed' })], 'replaced record');
+        assertEqual(await store.count(), 1, 'count');
+      }),
+  },
+  {
+    name: 'records handed in or out are copies',
+    run: (open) =>
+      withStore(open, async (store) => {
+        const r = record('a', { tags: ['t'] });
+        await store.write({ put: [r] });
+        r.tags.push('mutated');
+        r.text = 'mutated';
+        const [loaded] = await store.loadRecords();
+        assertEqual(loaded, record('a', { tags: ['t'] }), 'caller mutation after write does not leak in');
+        (loaded as MemoryRecord).text = 'mutated again';
+        assertEqual(await store.loadRecords(), [record('a', { tags: ['t'] })], 'mutation of a loaded record does not leak in');
+      }),
+  },
+  {
+    name: 'remove deletes records and their vectors of every embedder; unknown ids are ignored',
+    run: (open) =>
+      withStore(open, async (store) => {
+        await store.write({ put: [record('a'), record('b'), record('c')], vectors: packed('e1', 3, ['a', 'b', 'c']) });
+        await store.write({ vectors: packed('e2', 2, ['a', 'b']) });
+        await store.write({ remove: ['a', 'nope'] });
+        assertEqual(byId(await store.loadRecords()).map((r) => r.id), ['b', 'c'], 'records left');
+        assertEqual((await store.loadVectors('e1', 3)).ids.slice().sort(), ['b', 'c'], 'e1 vectors left');
+        assertEqual((await store.loadVectors('e2', 2)).ids, ['b'], 'e2 vectors left');
+        assertEqual(await store.count(), 2, 'count');
+      }),
+  },
+  {
+    name: 'vectors are kept per embedder id and dim, and upserted by id',
+    run: (open) =>
+      withStore(open, async (store) => {
+        await store.write({ put: [record('a'), record('b')], vectors: packed('e1', 3, ['a', 'b'], 10) });
+        await store.write({ vectors: packed('e2', 5, ['a'], 20) });
+        const e1 = await store.loadVectors('e1', 3);
+        assertEqual([e1.embedderId, e1.dim, e1.data.length], ['e1', 3, 6], 'e1 shape');
+        assertEqual(vectorMap(e1), vectorMap(packed('e1', 3, ['a', 'b'], 10)), 'e1 values');
+        assertEqual(vectorMap(await store.loadVectors('e2', 5)), vectorMap(packed('e2', 5, ['a'], 20)), 'e2 values');
+        assertEqual((await store.loadVectors('e1', 4)).ids, [], 'another dim of the same id is not returned');
+        assertEqual((await store.loadVectors('e3', 3)).ids, [], 'an unknown embedder has no vectors');
+        await store.write({ vectors: packed('e1', 3, ['b'], 30) });
+        assertEqual(vectorMap(await store.loadVectors('e1', 3)), { ...vectorMap(packed('e1', 3, ['a'], 10)), ...vectorMap(packed('e1', 3, ['b'], 30)) }, 'upsert one row');
+      }),
+  },
+  {
+    name: 'keepOnlyEmbedder drops the vectors of every other embedder',
+    run: (open) =>
+      withStore(open, async (store) => {
+        await store.write({ put: [record('a')], vectors: packed('old', 3, ['a']) });
+        await store.write({ vectors: packed('new', 3, ['a']), keepOnlyEmbedder: 'new' });
+        assertEqual((await store.loadVectors('old', 3)).ids, [], 'old vectors dropped');
+        assertEqual((await store.loadVectors('new', 3)).ids, ['a'], 'new vectors kept');
+        assertEqual(await store.count(), 1, 'records untouched');
+      }),
+  },
+  {
+    name: 'one write applies put, remove, vectors and meta together',
+    run: (open) =>
+      withStore(open, async (store) => {
+        await store.write({ put: [record('old')] });
+        await store.write({ put: [record('new')], remove: ['old'], vectors: packed('e', 2, ['new']), meta: { k: 'v' } });
+        assertEqual((await store.loadRecords()).map((r) => r.id), ['new'], 'records');
+        assertEqual((await store.loadVectors('e', 2)).ids, ['new'], 'vectors');
+        assertEqual(await store.readMeta('k'), 'v', 'meta');
+      }),
+  },
+  {
+    name: 'a write that fails midway changes nothing (vectors block of the wrong size)',
+    run: (open) =>
+      withStore(open, async (store) => {
+        await store.write({ put: [record('keep')], vectors: packed('e', 3, ['keep']), meta: { k: 'before' } });
+        const counter = await store.changeCounter();
+        const bad: PackedVectors = { embedderId: 'e', dim: 3, ids: ['x', 'y'], data: new Float32Array(4) };
+        await assertRejects(
+          store.write({ put: [record('x'), record('y')], remove: ['keep'], vectors: bad, meta: { k: 'after' } }),
+          'write with a malformed vectors block',
+        );
+        assertEqual((await store.loadRecords()).map((r) => r.id), ['keep'], 'records unchanged');
+        assertEqual((await store.loadVectors('e', 3)).ids, ['keep'], 'vectors unchanged');
+        assertEqual(await store.readMeta('k'), 'before', 'meta unchanged');
+        assertEqual(await store.changeCounter(), counter, 'change counter unchanged');
+        // and the store still works afterwards
+        await store.write({ put: [record('z')] });
+        assertEqual(await store.count(), 2, 'count after recovery');
+      }),
+  },
+  {
+    name: 'meta stores strings and bytes, null deletes',
+    run: (open) =>
+      withStore(open, async (store) => {
+        const bytes = new Uint8Array([0, 1, 2, 250, 255]);
+        await store.write({ meta: { s: 'text ✓', b: bytes } });
+        bytes[0] = 99; // the store keeps its own copy
+        assertEqual(await store.readMeta('s'), 'text ✓', 'string meta');
+        const back = await store.readMeta('b');
+        assert(back instanceof Uint8Array, 'bytes come back as a Uint8Array');
+        assertEqual(back, new Uint8Array([0, 1, 2, 250, 255]), 'bytes meta');
+        await store.write({ meta: { s: null } });
+        assertEqual(await store.readMeta('s'), null, 'deleted meta');
+        assertEqual(await store.count(), 0, 'meta is not records');
+      }),
+  },
+  {
+    name: 'changeCounter increases with every write',
+    run: (open) =>
+      withStore(open, async (store) => {
+        const c0 = await store.changeCounter();
+        await store.write({ put: [record('a')] });
+        const c1 = await store.changeCounter();
+        await store.write({ meta: { k: 'v' } });
+        const c2 = await store.changeCounter();
+        await store.write({ remove: ['a'] });
+        const c3 = await store.changeCounter();
+        assert(c0 < c1 && c1 < c2 && c2 < c3, `counter must increase: ${[c0, c1, c2, c3].join(', ')}`);
+      }),
+  },
+  {
+    name: 'calls after close reject',
+    run: async (open) => {
+      const store = await open();
+      await store.close();
+      await assertRejects(store.loadRecords(), 'loadRecords after close');
+      await assertRejects(store.write({ put: [record('a')] }), 'write after close');
+      await assertRejects(store.count(), 'count after close');
+    },
+  },
+  {
+    name: 'a persistent store keeps records, vectors, meta and its counter across reopen',
+    run: async (open) => {
+      const first = await open();
+      if (!first.persistent) {
+        await first.close();
+        return; // nothing to check for an in-memory store
+      }
+      await first.write({ put: [record('a', { tags: ['t'] }), record('b')], vectors: packed('e', 3, ['a', 'b']), meta: { k: 'v' } });
+      await first.write({ remove: ['b'] });
+      const counter = await first.changeCounter();
+      await first.close();
+      await withStore(open, async (second) => {
+        assertEqual(await second.loadRecords(), [record('a', { tags: ['t'] })], 'records after reopen');
+        assertEqual(vectorMap(await second.loadVectors('e', 3)), vectorMap(packed('e', 3, ['a'])), 'vectors after reopen');
+        assertEqual(await second.readMeta('k'), 'v', 'meta after reopen');
+        assert((await second.changeCounter()) >= counter, 'counter does not go back after reopen');
+      });
+    },
+  },
+  {
+    name: 'bulk: 2,000 records and vectors in one write',
+    run: (open) =>
+      withStore(open, async (store) => {
+        const ids = Array.from({ length: 2000 }, (_, i) => `m${i}`);
+        await store.write({ put: ids.map((id) => record(id)), vectors: packed('e', 8, ids) });
+        assertEqual(await store.count(), 2000, 'count');
+        const v = await store.loadVectors('e', 8);
+        assertEqual(v.ids.length, 2000, 'vector rows');
+        const rows = vectorMap(v);
+        assertEqual(rows['m1234'], unit(8, 1234), 'a row survives packing');
+      }),
+  },
+];

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { defaultSearchOptions, resolveSearchOptions, validateSearchOptions } from '../../src/options.js';
+
+describe('search options', () => {
+  it('defaults are the documented ones', () => {
+    expect(validateSearchOptions(resolveSearchOptions())).toMatchObject({
+      mode: 'auto', k: 5, candidatePool: 50, rrfK: 60, weights: { lexical: 1, vector: 1 }, topRankBonus: false,
+      deepRecall: false, deepRecallPenalty: 0.5, minScore: 0, raw: false, decay: { kind: 'hyperbolic', halfLifeDays: 60 },
+      decayFrom: 'created', decayAlpha: 0.3, projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1,
+      diversity: { lambda: 0.78, duplicateThreshold: 0.94 }, tokenBudget: 2000, touch: true,
+    });
+  });
+
+  it('layers merge in order, nested objects one level deep, decay replaced whole', () => {
+    const o = resolveSearchOptions({ k: 3, weights: { lexical: 2 } as never, decay: { kind: 'exponential', tauMs: 5 } }, { weights: { vector: 0.5 } as never, k: undefined });
+    expect(o.k).toBe(3);
+    expect(o.weights).toEqual({ lexical: 2, vector: 0.5 });
+    expect(o.decay).toEqual({ kind: 'exponential', tauMs: 5 });
+  });
+
+  it('a partial object after false merges over the default', () => {
+    const o = resolveSearchOptions({ diversity: false }, { diversity: { lambda: 0.5 } as never });
+    expect(o.diversity).toEqual({ lambda: 0.5, duplicateThreshold: 0.94 });
+    expect(resolveSearchOptions({ diversity: false }).diversity).toBe(false);
+  });
+
+  it('never mutates the frozen defaults', () => {
+    resolveSearchOptions({ weights: { lexical: 9, vector: 9 } });
+    expect(defaultSearchOptions.weights).toEqual({ lexical: 1, vector: 1 });
+    expect(Object.isFrozen(defaultSearchOptions)).toBe(true);
+  });
+});
