@@ -1,0 +1,358 @@
+/**
+ * Every search option as a labelled control. Initial values come from the library's `defaultSearchOptions`,
+ * so the page always shows the real defaults; `toSearchOptions` turns the form back into options.
+ */
+import { DAY_MS } from '../src/decay.js';
+import { defaultSearchOptions, type SearchOptions } from '../src/options.js';
+import { h } from './dom.js';
+
+export interface ControlState {
+  mode: SearchOptions['mode'];
+  k: number;
+  candidatePool: number;
+  fusion: SearchOptions['fusion'];
+  rrfK: number;
+  weightLexical: number;
+  weightVector: number;
+  topRankBonus: boolean;
+  neighbours: boolean;
+  neighbourWindow: number;
+  neighbourWeight: number;
+  neighbourLenders: number;
+  decayKind: 'hyperbolic' | 'exponential' | 'off';
+  tauDays: number;
+  halfLifeDays: number;
+  decayAlpha: number;
+  decayFrom: SearchOptions['decayFrom'];
+  /** yyyy-mm-dd, local. */
+  now: string;
+  project: string;
+  projectSame: number;
+  projectOther: number;
+  projectNone: number;
+  pinnedBoost: number;
+  filterProject: string;
+  filterKinds: string;
+  filterTags: string;
+  since: string;
+  until: string;
+  deepRecall: boolean;
+  deepRecallPenalty: number;
+  minScore: number;
+  diversity: boolean;
+  lambda: number;
+  duplicateThreshold: number;
+  raw: boolean;
+  tokenBudget: number;
+  touch: boolean;
+}
+
+type Key = keyof ControlState;
+
+// Values a control shows when the default turns its feature off (e.g. τ while decay is hyperbolic).
+const EXPONENTIAL_TAU_DAYS = 7;
+const HYPERBOLIC_HALF_LIFE_DAYS = 60;
+const MMR = { lambda: 0.78, duplicateThreshold: 0.94 };
+const NEIGHBOURS = { window: 2, weight: 0.5, lenders: 20 };
+
+export function localDate(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+export function defaultState(now = Date.now()): ControlState {
+  const d = defaultSearchOptions;
+  const decay = d.decay;
+  const diversity = d.diversity;
+  const neighbours = d.neighbours === false ? NEIGHBOURS : d.neighbours;
+  return {
+    mode: d.mode,
+    k: d.k,
+    candidatePool: d.candidatePool,
+    fusion: d.fusion,
+    rrfK: d.rrfK,
+    weightLexical: d.weights.lexical,
+    weightVector: d.weights.vector,
+    topRankBonus: d.topRankBonus,
+    neighbours: d.neighbours !== false,
+    neighbourWindow: neighbours.window,
+    neighbourWeight: neighbours.weight,
+    neighbourLenders: neighbours.lenders,
+    decayKind: decay === false ? 'off' : decay.kind,
+    tauDays: decay !== false && decay.kind === 'exponential' ? decay.tauMs / DAY_MS : EXPONENTIAL_TAU_DAYS,
+    halfLifeDays: decay !== false && decay.kind === 'hyperbolic' ? decay.halfLifeDays : HYPERBOLIC_HALF_LIFE_DAYS,
+    decayAlpha: d.decayAlpha,
+    decayFrom: d.decayFrom,
+    now: localDate(d.now ?? now),
+    project: d.project ?? '',
+    projectSame: d.projectBoost.same,
+    projectOther: d.projectBoost.other,
+    projectNone: d.projectBoost.none,
+    pinnedBoost: d.pinnedBoost,
+    filterProject: '',
+    filterKinds: '',
+    filterTags: '',
+    since: '',
+    until: '',
+    deepRecall: d.deepRecall,
+    deepRecallPenalty: d.deepRecallPenalty,
+    minScore: d.minScore,
+    diversity: diversity !== false,
+    lambda: diversity === false ? MMR.lambda : diversity.lambda,
+    duplicateThreshold: diversity === false ? MMR.duplicateThreshold : diversity.duplicateThreshold,
+    raw: d.raw,
+    tokenBudget: d.tokenBudget,
+    // Live re-ranking would otherwise count every slider move as an access and change what it measures.
+    touch: false,
+  };
+}
+
+/** Epoch ms for a yyyy-mm-dd date: the present moment for today, otherwise noon of that day. */
+export function dateToMs(date: string, now = Date.now()): number | undefined {
+  if (!date) return undefined;
+  if (date === localDate(now)) return now;
+  const ms = new Date(`${date}T12:00`).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+const list = (text: string) => text.split(',').map((t) => t.trim()).filter(Boolean);
+
+export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
+  const filter: SearchOptions['filter'] = {};
+  if (s.filterProject) filter.project = s.filterProject;
+  if (list(s.filterKinds).length) filter.kinds = list(s.filterKinds);
+  if (list(s.filterTags).length) filter.tags = list(s.filterTags);
+  if (s.since) filter.since = new Date(`${s.since}T00:00`).getTime();
+  if (s.until) filter.until = new Date(`${s.until}T23:59:59.999`).getTime();
+  return {
+    mode: s.mode,
+    k: s.k,
+    candidatePool: s.candidatePool,
+    fusion: s.fusion,
+    rrfK: s.rrfK,
+    weights: { lexical: s.weightLexical, vector: s.weightVector },
+    topRankBonus: s.topRankBonus,
+    neighbours: s.neighbours ? { window: s.neighbourWindow, weight: s.neighbourWeight, lenders: s.neighbourLenders } : false,
+    decay:
+      s.decayKind === 'off'
+        ? false
+        : s.decayKind === 'exponential'
+          ? { kind: 'exponential', tauMs: s.tauDays * DAY_MS }
+          : { kind: 'hyperbolic', halfLifeDays: s.halfLifeDays },
+    decayFrom: s.decayFrom,
+    decayAlpha: s.decayAlpha,
+    now: dateToMs(s.now),
+    project: s.project || undefined,
+    projectBoost: { same: s.projectSame, other: s.projectOther, none: s.projectNone },
+    pinnedBoost: s.pinnedBoost,
+    filter,
+    deepRecall: s.deepRecall,
+    deepRecallPenalty: s.deepRecallPenalty,
+    minScore: s.minScore,
+    diversity: s.diversity ? { lambda: s.lambda, duplicateThreshold: s.duplicateThreshold } : false,
+    raw: s.raw,
+    tokenBudget: s.tokenBudget,
+    touch: s.touch,
+  };
+}
+
+interface Spec {
+  key: Key;
+  label: string;
+  help: string;
+  type: 'range' | 'select' | 'checkbox' | 'date' | 'text' | 'number';
+  min?: number;
+  max?: number;
+  step?: number;
+  /** Fixed choices, or 'projects' for the projects found in the store. */
+  options?: [value: string, label: string][] | 'projects';
+  when?: (s: ControlState) => boolean;
+}
+
+const decaying = (s: ControlState) => s.decayKind !== 'off';
+
+const GROUPS: { title: string; specs: Spec[] }[] = [
+  {
+    title: 'Retrieval',
+    specs: [
+      { key: 'mode', label: 'Mode', type: 'select', help: 'auto = hybrid when the model is ready, lexical otherwise.', options: [['auto', 'auto'], ['hybrid', 'hybrid (BM25 + vectors)'], ['lexical', 'lexical (BM25 only)'], ['vector', 'vector (cosine only)']] },
+      { key: 'k', label: 'Hits (k)', type: 'range', min: 1, max: 30, step: 1, help: 'How many hits come back.' },
+      { key: 'candidatePool', label: 'Candidate pool', type: 'range', min: 5, max: 300, step: 5, help: 'Candidates each leg hands to fusion.' },
+    ],
+  },
+  {
+    title: 'Fusion',
+    specs: [
+      { key: 'fusion', label: 'Method', type: 'select', help: 'convex = Σ w/Σw · min-max normalised leg score; rrf = Σ w / (rrfK + rank).', options: [['convex', 'convex (scores)'], ['rrf', 'RRF (ranks)']] },
+      { key: 'rrfK', label: 'rrfK', type: 'range', min: 1, max: 200, step: 1, help: 'Small rrfK favours top ranks.', when: (s) => s.fusion === 'rrf' },
+      { key: 'weightLexical', label: 'Lexical weight', type: 'range', min: 0, max: 3, step: 0.05, help: 'w of the BM25 leg.' },
+      { key: 'weightVector', label: 'Vector weight', type: 'range', min: 0, max: 3, step: 0.05, help: 'w of the cosine leg.' },
+      { key: 'topRankBonus', label: 'Top-rank bonus', type: 'checkbox', help: '+0.05 for a leg’s rank 1, +0.02 for ranks 2–3.' },
+      { key: 'neighbours', label: 'Thread neighbours', type: 'checkbox', help: 'Strong hits lend score to turns near them in the same thread (meta.thread).' },
+      { key: 'neighbourWindow', label: 'Neighbour window', type: 'range', min: 0, max: 10, step: 1, help: 'Turns before and after that receive support.', when: (s) => s.neighbours },
+      { key: 'neighbourWeight', label: 'Neighbour weight', type: 'range', min: 0, max: 2, step: 0.05, help: 'Lent: weight × lender score / distance.', when: (s) => s.neighbours },
+      { key: 'neighbourLenders', label: 'Lenders', type: 'range', min: 0, max: 100, step: 1, help: 'How many of the best candidates lend.', when: (s) => s.neighbours },
+    ],
+  },
+  {
+    title: 'Time decay',
+    specs: [
+      { key: 'decayKind', label: 'Decay', type: 'select', help: 'recency = 1 / (1 + days / half-life) or exp(−age / τ); score × recency^α.', options: [['hyperbolic', 'hyperbolic'], ['exponential', 'exponential'], ['off', 'off']] },
+      { key: 'halfLifeDays', label: 'Half-life (days)', type: 'range', min: 1, max: 720, step: 1, help: 'Age at which recency is 0.5 before α.', when: (s) => s.decayKind === 'hyperbolic' },
+      { key: 'tauDays', label: 'τ (days)', type: 'range', min: 0.5, max: 365, step: 0.5, help: 'Age at which recency is 1/e before α.', when: (s) => s.decayKind === 'exponential' },
+      { key: 'decayAlpha', label: 'α (damping)', type: 'range', min: 0, max: 2, step: 0.05, help: '1 = raw curve; smaller keeps old facts reachable.', when: decaying },
+      { key: 'decayFrom', label: 'Decay from', type: 'select', help: 'Age counts from creation or from the last access.', options: [['created', 'created'], ['accessed', 'last accessed']], when: decaying },
+      { key: 'now', label: '“Now”', type: 'date', help: 'Replay the ranking as of another day.' },
+    ],
+  },
+  {
+    title: 'Boosts',
+    specs: [
+      { key: 'project', label: 'Current project', type: 'select', options: 'projects', help: 'Boosts its memories, damps the others.' },
+      { key: 'projectSame', label: 'Same project ×', type: 'range', min: 0, max: 3, step: 0.05, help: 'Memory in the current project.', when: (s) => s.project !== '' },
+      { key: 'projectOther', label: 'Other project ×', type: 'range', min: 0, max: 3, step: 0.05, help: 'Memory in another project.', when: (s) => s.project !== '' },
+      { key: 'projectNone', label: 'No project ×', type: 'range', min: 0, max: 3, step: 0.05, help: 'Memory without a project.', when: (s) => s.project !== '' },
+      { key: 'pinnedBoost', label: 'Pinned ×', type: 'range', min: 1, max: 3, step: 0.05, help: 'Multiplier for pinned memories; priority (1–2) multiplies too.' },
+    ],
+  },
+  {
+    title: 'Filters',
+    specs: [
+      { key: 'filterProject', label: 'Only project', type: 'select', options: 'projects', help: 'Hard filter: other memories never compete.' },
+      { key: 'filterKinds', label: 'Only kinds', type: 'text', help: 'Comma-separated, e.g. bug, decision.' },
+      { key: 'filterTags', label: 'Must have tags', type: 'text', help: 'Comma-separated; all must match.' },
+      { key: 'since', label: 'Since', type: 'date', help: 'Created on or after.' },
+      { key: 'until', label: 'Until', type: 'date', help: 'Created on or before.' },
+      { key: 'deepRecall', label: 'Deep recall', type: 'checkbox', help: 'Include superseded memories, at a penalty.' },
+      { key: 'deepRecallPenalty', label: 'Superseded ×', type: 'range', min: 0, max: 1, step: 0.05, help: 'Score multiplier for superseded memories.', when: (s) => s.deepRecall },
+      { key: 'minScore', label: 'Minimum score', type: 'number', min: 0, max: 1, step: 0.0005, help: 'Drop hits scoring below this.' },
+    ],
+  },
+  {
+    title: 'Diversity (MMR)',
+    specs: [
+      { key: 'diversity', label: 'Diversify', type: 'checkbox', help: 'Pick by λ·score − (1−λ)·max cosine to picked hits.' },
+      { key: 'lambda', label: 'λ', type: 'range', min: 0, max: 1, step: 0.01, help: '1 = pure relevance, 0 = pure novelty.', when: (s) => s.diversity },
+      { key: 'duplicateThreshold', label: 'Duplicate threshold', type: 'range', min: 0.5, max: 1, step: 0.005, help: 'Cosine at which a hit counts as a duplicate and is dropped.', when: (s) => s.diversity },
+      { key: 'raw', label: 'Raw', type: 'checkbox', help: 'Skip min score, dedup and diversity (debugging).' },
+    ],
+  },
+  {
+    title: 'Context',
+    specs: [
+      { key: 'tokenBudget', label: 'Token budget', type: 'range', min: 50, max: 4000, step: 50, help: 'Greedy: whole memories that fit, best first.' },
+      { key: 'touch', label: 'Touch hits', type: 'checkbox', help: 'Record an access on each hit (library default: on; off here so tuning does not change the data).' },
+    ],
+  },
+];
+
+function formatValue(spec: Spec, value: ControlState[Key]): string {
+  if (typeof value !== 'number') return String(value);
+  const step = spec.step ?? 1;
+  const decimals = step >= 1 ? 0 : Math.min(4, Math.ceil(-Math.log10(step)));
+  return value.toFixed(decimals);
+}
+
+export interface Controls {
+  state(): ControlState;
+  set(state: ControlState): void;
+  setProjects(projects: string[]): void;
+}
+
+/** Renders the controls into `root`; `onChange` fires on every input (the caller debounces). */
+export function mountControls(root: HTMLElement, initial: ControlState, onChange: (state: ControlState) => void): Controls {
+  let state = { ...initial };
+  const defaults = defaultState();
+  let projects: string[] = [];
+  const inputs = new Map<Key, { spec: Spec; input: HTMLInputElement | HTMLSelectElement; wrap: HTMLElement; output?: HTMLOutputElement }>();
+  const legends: { legend: HTMLElement; keys: Key[]; badge: HTMLElement }[] = [];
+
+  const read = (spec: Spec, input: HTMLInputElement | HTMLSelectElement): ControlState[Key] => {
+    if (spec.type === 'checkbox') return (input as HTMLInputElement).checked;
+    if (spec.type === 'range' || spec.type === 'number') {
+      const n = Number(input.value);
+      return Number.isFinite(n) ? n : (defaults[spec.key] as number);
+    }
+    return input.value;
+  };
+
+  const projectOptions = (spec: Spec) =>
+    [['', spec.key === 'project' ? '(none)' : '(any)'], ...projects.map((p) => [p, p])].map(([value, label]) => h('option', { value }, label));
+
+  for (const group of GROUPS) {
+    const badge = h('span', { class: 'changed-count', 'aria-label': 'settings changed from default' });
+    const legend = h('legend', {}, group.title, ' ', badge);
+    const fieldset = h('fieldset', { class: 'group' }, legend);
+    for (const spec of group.specs) {
+      const id = `opt-${spec.key}`;
+      const helpId = `${id}-help`;
+      let input: HTMLInputElement | HTMLSelectElement;
+      if (spec.type === 'select') {
+        input = h('select', { id, 'aria-describedby': helpId });
+        if (spec.options !== 'projects') input.append(...(spec.options ?? []).map(([value, label]) => h('option', { value }, label)));
+      } else {
+        input = h('input', {
+          id,
+          type: spec.type,
+          'aria-describedby': helpId,
+          min: spec.min,
+          max: spec.max,
+          step: spec.step,
+          ...(spec.type === 'text' ? { placeholder: 'any', autocomplete: 'off' } : {}),
+        });
+      }
+      const output = spec.type === 'range' ? h('output', { for: id }) : undefined;
+      const label = h('label', { for: id }, spec.label);
+      const help = h('small', { id: helpId, class: 'help' }, spec.help);
+      const wrap =
+        spec.type === 'checkbox'
+          ? h('div', { class: 'control checkbox' }, input, label, help)
+          : h('div', { class: 'control' }, h('div', { class: 'control-head' }, label, output), input, help);
+      wrap.dataset.key = spec.key;
+      input.addEventListener('input', () => {
+        state = { ...state, [spec.key]: read(spec, input) };
+        refresh();
+        onChange(state);
+      });
+      inputs.set(spec.key, { spec, input, wrap, output });
+      fieldset.append(wrap);
+    }
+    legends.push({ legend, keys: group.specs.map((s) => s.key), badge });
+    root.append(fieldset);
+  }
+
+  function refresh(): void {
+    for (const [key, { spec, input, wrap, output }] of inputs) {
+      const value = state[key];
+      if (spec.type === 'checkbox') (input as HTMLInputElement).checked = value as boolean;
+      else if (document.activeElement !== input || spec.type === 'range' || spec.type === 'select') input.value = String(value);
+      if (output) output.textContent = formatValue(spec, value);
+      wrap.hidden = spec.when ? !spec.when(state) : false;
+      wrap.classList.toggle('changed', value !== defaults[key]);
+    }
+    for (const { keys, badge } of legends) {
+      const changed = keys.filter((k) => state[k] !== defaults[k]).length;
+      badge.textContent = changed ? `${changed} changed` : '';
+    }
+  }
+
+  refresh();
+  return {
+    state: () => state,
+    set(next) {
+      state = { ...next };
+      refresh();
+    },
+    setProjects(next) {
+      projects = next;
+      for (const { spec, input } of inputs.values()) {
+        if (spec.options !== 'projects') continue;
+        input.replaceChildren(...projectOptions(spec));
+        // A saved choice may name a project the store no longer has; keep it visible rather than silently drop it.
+        const value = String(state[spec.key]);
+        if (value && !projects.includes(value)) input.append(h('option', { value }, value));
+      }
+      refresh();
+    },
+  };
+}

@@ -1,0 +1,393 @@
+/**
+ * The demo page: a real Engram memory (worker, SQLite on OPFS, built-in model) behind a search box, every
+ * search option as a control, and the explain/trace/context of each search laid out so a ranking can be read.
+ */
+import { createMemory, isEngramError, type Memory, type MemoryInput, type MemoryRecord, type Progress, type SearchResult } from '../src/index.js';
+import { defaultState, localDate, mountControls, toSearchOptions, type ControlState } from './controls.js';
+import { download, parseImport, serialise } from './data.js';
+import { byId, debounce, h } from './dom.js';
+import { editMemory, type EditorFields } from './editor.js';
+import { renderContext, renderFacts, renderTrace } from './inspect.js';
+import { renderHits, type Ranking } from './results.js';
+import { SAMPLE_QUERIES, sampleMemories } from './sample-memories.js';
+
+const SETTINGS_KEY = 'engram-demo:settings:v1';
+const DATABASE = 'engram-demo';
+// Listing projects and kinds reads every record; past this size the demo stops offering them.
+const SUGGESTION_SCAN_LIMIT = 20_000;
+const EMPTY_STORE = 'The store is empty: load the sample, import a file or add a memory.';
+
+const queryInput = byId<HTMLInputElement>('query');
+const hitsList = byId<HTMLOListElement>('hits');
+const droppedList = byId<HTMLUListElement>('dropped');
+const summary = byId('results-summary');
+const empty = byId('empty');
+const questionSelect = byId<HTMLSelectElement>('locomo-questions');
+
+let memory: Memory | null = null;
+let previous: Ranking | null = null;
+let searchSeq = 0;
+/** Embedder id and whether its vectors are complete: when either changes, the ranking can change. */
+let lastLegs = '';
+let suggestions = { projects: [] as string[], kinds: [] as string[] };
+/** True while a data operation (load, import, clear) owns the progress bar. */
+let operationRunning = false;
+let lastStatusError = '';
+const questions = new Map<string, string[]>();
+
+// ---- settings ------------------------------------------------------------------------------------------
+
+interface Saved {
+  query: string;
+  controls: Partial<ControlState>;
+}
+
+function loadSaved(): Saved {
+  try {
+    const saved = JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? 'null') as Saved | null;
+    // "Now" is not restored: a reload should rank as of today unless the user picks another day again.
+    if (saved) return { query: saved.query ?? '', controls: { ...saved.controls, now: undefined } };
+  } catch {
+    // Unreadable settings are not worth an error: start from the defaults.
+  }
+  return { query: '', controls: {} };
+}
+
+function save(): void {
+  localStorage.setItem(SETTINGS_KEY, JSON.stringify({ query: queryInput.value, controls: controls.state() } satisfies Saved));
+}
+
+const saved = loadSaved();
+const initial: ControlState = { ...defaultState(), ...Object.fromEntries(Object.entries(saved.controls).filter(([, v]) => v !== undefined)) };
+const controls = mountControls(byId('controls'), initial, () => {
+  updateChangedCount();
+  scheduleSearch();
+});
+queryInput.value = saved.query;
+
+function updateChangedCount(): void {
+  const changed = byId('controls').querySelectorAll('.control.changed').length;
+  byId('options-changed').textContent = changed ? `${changed} changed` : 'defaults';
+}
+
+// ---- messages and progress -----------------------------------------------------------------------------
+
+function message(text: string, kind: 'info' | 'error' = 'info'): void {
+  const slot = byId('status-message');
+  slot.textContent = text;
+  slot.title = text;
+  slot.className = kind;
+}
+
+function describeError(error: unknown): string {
+  if (isEngramError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Data actions stay disabled until the memory is open, and while one of them runs. */
+function enableDataActions(enabled: boolean): void {
+  for (const control of document.querySelectorAll<HTMLButtonElement | HTMLInputElement>('.data-actions button, .data-actions input')) {
+    control.disabled = !enabled;
+  }
+}
+
+/** Shows the progress bar of a data operation or of background re-indexing (indeterminate without a count). */
+function showProgress(label: string, progress: Progress | null): void {
+  const bar = byId<HTMLProgressElement>('indexing-progress');
+  byId('status-indexing').hidden = false;
+  byId('status-indexing-label').textContent = progress ? `${label} ${progress.done}/${progress.total}` : label;
+  if (progress) {
+    bar.max = progress.total;
+    bar.value = progress.done;
+  } else {
+    bar.removeAttribute('value');
+  }
+}
+
+/** Runs a data operation with the progress bar showing how far it got. */
+async function busy(label: string, run: (onProgress: (p: Progress) => void) => Promise<unknown>): Promise<void> {
+  operationRunning = true;
+  enableDataActions(false);
+  showProgress(label, null);
+  message(`${label}…`);
+  try {
+    await run((progress) => showProgress(label, progress));
+    message(`${label}: done`);
+  } catch (error) {
+    message(`${label} failed: ${describeError(error)}`, 'error');
+  } finally {
+    operationRunning = false;
+    byId('status-indexing').hidden = true;
+    enableDataActions(true);
+    await afterDataChange();
+  }
+}
+
+// ---- status --------------------------------------------------------------------------------------------
+
+async function refreshStatus(): Promise<void> {
+  if (!memory) return;
+  const status = await memory.status();
+  byId('status-count').textContent = `${status.count.toLocaleString()} ${status.count === 1 ? 'memory' : 'memories'}`;
+  byId('status-storage').textContent = `storage: ${status.storage}${status.persisted ? ' (persisted)' : ''}`;
+  const modelBar = byId<HTMLProgressElement>('model-progress');
+  const modelLabel = byId('status-model-label');
+  if (status.embedder) modelLabel.textContent = `model: ${status.embedder}`;
+  else if (status.error) modelLabel.textContent = `model: unavailable (${status.error.code}), lexical search only`;
+  else if (!modelBar.hasAttribute('value')) modelLabel.textContent = 'model: loading';
+  modelBar.hidden = status.embedder !== null || status.error !== null;
+  const statusError = status.error ? `${status.error.code}: ${status.error.message}` : '';
+  if (statusError && statusError !== lastStatusError) message(statusError, 'error');
+  lastStatusError = statusError;
+  if (!operationRunning) {
+    if (status.indexing) showProgress('re-indexing', status.indexing);
+    else byId('status-indexing').hidden = true;
+  }
+  renderFacts(byId('facts'), { embedder: status.embedder, storage: status.storage, persisted: status.persisted });
+  const legs = `${status.embedder}|${status.indexing ? 'indexing' : 'ready'}`;
+  if (legs !== lastLegs) {
+    // The vector leg just became available (or complete): show its ranking without waiting for a keystroke.
+    lastLegs = legs;
+    void runSearch();
+  }
+}
+
+/** transformers.js-style loading events: `{ status: 'progress', file, progress }` per model file. */
+function showModelProgress(event: unknown): void {
+  const { status, file, progress } = (event ?? {}) as { status?: string; file?: string; progress?: number };
+  if (status !== 'progress' || typeof progress !== 'number') return;
+  const bar = byId<HTMLProgressElement>('model-progress');
+  bar.max = 100;
+  bar.value = progress;
+  byId('status-model-label').textContent = `model: loading ${file ?? ''} ${Math.round(progress)}%`;
+}
+
+async function refreshSuggestions(): Promise<void> {
+  if (!memory || (await memory.count()) > SUGGESTION_SCAN_LIMIT) return;
+  const records = await memory.export();
+  const distinct = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => !!v))].sort();
+  suggestions = { projects: distinct(records.map((r) => r.project)), kinds: distinct(records.map((r) => r.kind)) };
+  controls.setProjects(suggestions.projects);
+}
+
+async function afterDataChange(): Promise<void> {
+  await Promise.all([refreshStatus(), refreshSuggestions()]);
+  await runSearch();
+}
+
+// ---- search --------------------------------------------------------------------------------------------
+
+const scheduleSearch = debounce(() => void runSearch(), 120);
+
+async function runSearch(): Promise<void> {
+  save();
+  if (!memory) return;
+  const query = queryInput.value;
+  const seq = ++searchSeq;
+  if (!query.trim()) {
+    hitsList.replaceChildren();
+    droppedList.hidden = true;
+    summary.textContent = '';
+    empty.textContent = (await memory.count()) === 0 ? EMPTY_STORE : 'Type a query, or pick one above.';
+    previous = null;
+    return;
+  }
+  const state = controls.state();
+  const options = toSearchOptions(state);
+  let result: SearchResult;
+  try {
+    result = await memory.search(query, options);
+  } catch (error) {
+    if (seq === searchSeq) message(`Search failed: ${describeError(error)}`, 'error');
+    return;
+  }
+  if (seq !== searchSeq) return;
+  const evidence = new Set(questions.get(query) ?? []);
+  const changes = renderHits(hitsList, droppedList, result, {
+    query,
+    options: { fusion: state.fusion, rrfK: state.rrfK, weights: { lexical: state.weightLexical, vector: state.weightVector }, topRankBonus: state.topRankBonus },
+    now: options.now ?? Date.now(),
+    previous,
+    evidence,
+    actions: { pin, edit, remove },
+  });
+  const compared = previous?.query === query;
+  const parts = [`${result.hits.length} ${result.hits.length === 1 ? 'hit' : 'hits'}`, result.trace.mode, `${result.trace.totalMs.toFixed(1)} ms`];
+  if (compared) parts.push(`vs previous: ${changes.moved} moved, ${changes.added} new, ${changes.dropped.length} dropped`);
+  if (evidence.size) {
+    const found = result.hits.filter((hit) => evidence.has(hit.id)).length;
+    parts.push(`evidence ${found}/${evidence.size} in the hits`);
+  }
+  summary.textContent = parts.join(' · ');
+  empty.textContent = result.hits.length ? '' : (await memory.count()) === 0 ? EMPTY_STORE : 'No hits. Try another query, or loosen the filters.';
+  renderTrace(byId('trace'), result.trace);
+  renderContext(byId('context-meter'), byId('context-text'), result.context);
+  previous = { query, hits: result.hits.map(({ id, text }) => ({ id, text })) };
+  hitsList.dataset.generation = String(seq);
+}
+
+// ---- memory actions ------------------------------------------------------------------------------------
+
+/** The open memory: every action below is enabled only once it is. */
+function opened(): Memory {
+  if (!memory) throw new Error('demo: the memory is not open yet');
+  return memory;
+}
+
+async function mutate(label: string, change: () => Promise<unknown>): Promise<void> {
+  // Re-rendering replaces the hit cards: put keyboard focus back on the same button of the same memory.
+  const focused = document.activeElement instanceof HTMLButtonElement ? document.activeElement : null;
+  const id = focused?.closest<HTMLElement>('li.hit')?.dataset.id;
+  const action = focused?.classList[0];
+  try {
+    await change();
+    message(label);
+  } catch (error) {
+    message(`${label} failed: ${describeError(error)}`, 'error');
+  }
+  await afterDataChange();
+  if (id && action) hitsList.querySelector<HTMLButtonElement>(`li.hit[data-id="${CSS.escape(id)}"] button.${action}`)?.focus();
+}
+
+function pin(record: MemoryRecord): void {
+  void mutate(record.pinned ? 'Unpinned' : 'Pinned', () => opened().pin(record.id, !record.pinned));
+}
+
+async function edit(record: MemoryRecord): Promise<void> {
+  const fields = await editMemory(record, suggestions);
+  if (fields) await mutate('Saved', () => opened().update(record.id, fields));
+}
+
+function remove(record: MemoryRecord): void {
+  if (!confirm(`Delete this memory?\n\n${record.text}`)) return;
+  void mutate('Deleted', () => opened().remove(record.id));
+}
+
+function toInput(fields: EditorFields): MemoryInput {
+  const { kind, project, ...rest } = fields;
+  return { ...rest, ...(kind ? { kind } : {}), ...(project ? { project } : {}) };
+}
+
+async function addMemory(): Promise<void> {
+  const fields = await editMemory(null, suggestions);
+  if (fields) await mutate('Added', () => opened().add(toInput(fields)));
+}
+
+async function clearStore(): Promise<void> {
+  const ids = (await opened().export()).map((r) => r.id);
+  if (ids.length) await opened().remove(ids);
+}
+
+async function askAndClear(): Promise<void> {
+  const count = await opened().count();
+  if (count > 0 && confirm(`Delete all ${count} memories from this browser?`)) await busy('Clearing', clearStore);
+}
+
+async function loadSample(): Promise<void> {
+  const count = await opened().count();
+  if (count > 0 && !confirm(`Replace the ${count} memories in the store with the sample?`)) return;
+  questions.clear();
+  questionSelect.hidden = true;
+  await busy('Loading the sample', async (onProgress) => {
+    await clearStore();
+    await opened().add(sampleMemories(), { onProgress });
+  });
+  if (!queryInput.value.trim()) {
+    queryInput.value = SAMPLE_QUERIES[0] ?? '';
+    await runSearch();
+  }
+}
+
+async function importFiles(files: FileList): Promise<void> {
+  for (const file of files) {
+    await busy(`Importing ${file.name}`, async (onProgress) => {
+      const batch = parseImport(await file.text(), file.name);
+      if (batch.records.length) await opened().import(batch.records, { onProgress });
+      if (batch.inputs.length) await opened().add(batch.inputs, { onProgress });
+      for (const q of batch.questions) questions.set(q.question, q.evidence);
+      if (batch.lastSessionAt !== undefined) {
+        // Replay the conversation as of its last session, so decay sees the ages its speakers saw.
+        controls.set({ ...controls.state(), now: localDate(batch.lastSessionAt) });
+        updateChangedCount();
+      }
+    });
+  }
+  showQuestions();
+}
+
+function showQuestions(): void {
+  questionSelect.replaceChildren(
+    h('option', { value: '' }, `LoCoMo questions (${questions.size})…`),
+    ...[...questions.keys()].map((q) => h('option', { value: q }, q)),
+  );
+  questionSelect.hidden = questions.size === 0;
+}
+
+async function exportAs(format: 'json' | 'ndjson'): Promise<void> {
+  const records = await opened().export();
+  const stamp = new Date().toISOString().slice(0, 10);
+  download(serialise(records, format), `engram-${stamp}.${format}`, format === 'json' ? 'application/json' : 'application/x-ndjson');
+  message(`Exported ${records.length} memories as ${format.toUpperCase()}`);
+}
+
+// ---- wiring --------------------------------------------------------------------------------------------
+
+function wire(): void {
+  byId('search-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    void runSearch();
+  });
+  byId('controls').addEventListener('submit', (event) => event.preventDefault());
+  queryInput.addEventListener('input', scheduleSearch);
+  byId('sample-queries').replaceChildren(
+    ...SAMPLE_QUERIES.map((q) =>
+      h('button', { type: 'button', class: 'chip', on: { click: () => ((queryInput.value = q), void runSearch()) } }, q),
+    ),
+  );
+  questionSelect.addEventListener('change', () => {
+    if (!questionSelect.value) return;
+    queryInput.value = questionSelect.value;
+    void runSearch();
+  });
+  byId('reset-options').addEventListener('click', () => {
+    controls.set(defaultState());
+    updateChangedCount();
+    void runSearch();
+  });
+  byId('load-sample').addEventListener('click', () => void loadSample());
+  byId('add-memory').addEventListener('click', () => void addMemory());
+  byId('export-json').addEventListener('click', () => void exportAs('json'));
+  byId('export-ndjson').addEventListener('click', () => void exportAs('ndjson'));
+  byId('clear-store').addEventListener('click', () => void askAndClear());
+  const fileInput = byId<HTMLInputElement>('import-file');
+  fileInput.addEventListener('change', () => {
+    if (fileInput.files?.length) void importFiles(fileInput.files).finally(() => (fileInput.value = ''));
+  });
+  document.addEventListener('keydown', (event) => {
+    const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement || event.target instanceof HTMLSelectElement;
+    if (event.key === '/' && !typing) {
+      event.preventDefault();
+      queryInput.focus();
+      queryInput.select();
+    }
+  });
+  const panel = byId<HTMLDetailsElement>('options-panel');
+  panel.open = window.matchMedia('(min-width: 900px)').matches;
+}
+
+async function start(): Promise<void> {
+  wire();
+  updateChangedCount();
+  try {
+    memory = await createMemory({ name: DATABASE, embedder: { onProgress: showModelProgress } });
+  } catch (error) {
+    message(`Could not open the memory: ${describeError(error)}`, 'error');
+    byId('status-count').textContent = 'not open';
+    return;
+  }
+  enableDataActions(true);
+  await afterDataChange();
+  setInterval(() => void refreshStatus().catch((error) => message(describeError(error), 'error')), 1000);
+}
+
+void start();

@@ -1,0 +1,204 @@
+/** Hits as cards: highlighted text, every explain figure, a bar of how the score is made, and rank changes. */
+import { topRankBonus } from '../src/fuse.js';
+import { LexicalIndex } from '../src/lexical.js';
+import type { SearchOptions } from '../src/options.js';
+import type { Hit, MemoryRecord, SearchResult } from '../src/types.js';
+import { formatAge, formatDate, h } from './dom.js';
+
+/** What the previous search returned, to show how a change moved each hit. */
+export interface Ranking {
+  query: string;
+  hits: { id: string; text: string }[];
+}
+
+export interface HitActions {
+  pin(memory: MemoryRecord): void;
+  edit(memory: MemoryRecord): void;
+  remove(memory: MemoryRecord): void;
+}
+
+export interface RenderContext {
+  query: string;
+  options: Pick<SearchOptions, 'fusion' | 'rrfK' | 'weights' | 'topRankBonus'>;
+  now: number;
+  previous: Ranking | null;
+  /** LoCoMo evidence ids for the current question, if any. */
+  evidence: ReadonlySet<string>;
+  actions: HitActions;
+}
+
+// A default lexical index processes terms exactly as the engine's default one does (stop words, term
+// processor), so the highlighted words are the ones BM25 actually matched.
+const terms = new LexicalIndex();
+const TOKEN_SPLIT = /([\n\r\p{Z}\p{P}]+)/u;
+
+export function highlight(text: string, query: string): (string | HTMLElement)[] {
+  const wanted = new Set(terms.queryTerms(query));
+  if (wanted.size === 0) return [text];
+  return text.split(TOKEN_SPLIT).map((token) => (terms.queryTerms(token).some((t) => wanted.has(t)) ? h('mark', {}, token) : token));
+}
+
+const fixed = (n: number, digits: number) => n.toFixed(digits);
+
+interface FusedParts {
+  lexical: number;
+  vector: number;
+  /** Both legs' part when the split is not known: convex fusion normalises by each leg's min and max, which a hit does not carry. */
+  both: number;
+  neighbour: number;
+}
+
+/** How the fused score (`explain.rrf`) is made, from the parts a hit's explain allows to recover. */
+function fusedParts(hit: Hit, o: RenderContext['options']): FusedParts {
+  const e = hit.explain;
+  const neighbour = e.neighbour?.bonus ?? 0;
+  const base = Math.max(0, e.rrf - neighbour);
+  if (o.fusion === 'rrf') {
+    const part = (rank: number | null, weight: number) =>
+      rank === null ? 0 : weight / (o.rrfK + rank) + (o.topRankBonus && weight > 0 ? topRankBonus(rank) : 0);
+    return { lexical: part(e.bm25Rank, o.weights.lexical), vector: part(e.vecRank, o.weights.vector), both: 0, neighbour };
+  }
+  if (e.vecRank === null) return { lexical: base, vector: 0, both: 0, neighbour };
+  if (e.bm25Rank === null) return { lexical: 0, vector: base, both: 0, neighbour };
+  return { lexical: 0, vector: 0, both: base, neighbour };
+}
+
+function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLElement {
+  const parts = fusedParts(hit, o);
+  const total = parts.lexical + parts.vector + parts.both + parts.neighbour || 1;
+  const pct = (x: number) => `${Math.max(0, Math.min(100, (x / scale) * 100)).toFixed(2)}%`;
+  const share = (x: number) => `${Math.round((x / total) * 100)}%`;
+  const { rrf, recency, boost } = hit.explain;
+  const made = [
+    parts.lexical && `lexical ${share(parts.lexical)}`,
+    parts.vector && `vector ${share(parts.vector)}`,
+    parts.both && `both legs ${share(parts.both)}`,
+    parts.neighbour && `neighbour ${share(parts.neighbour)}`,
+  ].filter(Boolean);
+  const label =
+    `score ${fixed(hit.score, 4)} = fused ${fixed(rrf, 4)} (${made.join(', ')}) × recency ${fixed(recency, 3)} × boost ${fixed(boost, 3)}` +
+    (hit.explain.superseded ? ' × superseded penalty' : '');
+  const segment = (cls: string, x: number) => x > 0 && h('span', { class: cls, style: `flex-grow:${x / total}` });
+  return h(
+    'div',
+    { class: 'scorebar', role: 'img', 'aria-label': label, title: label },
+    h('div', { class: 'bar-rrf', style: `width:${pct(rrf)}` }),
+    h(
+      'div',
+      { class: 'bar-score', style: `width:${pct(hit.score)}` },
+      segment('seg-lex', parts.lexical),
+      segment('seg-vec', parts.vector),
+      segment('seg-both', parts.both),
+      segment('seg-nb', parts.neighbour),
+    ),
+  );
+}
+
+function delta(id: string, rank: number, previous: Map<string, number> | null): HTMLElement | null {
+  if (!previous) return null;
+  const before = previous.get(id);
+  if (before === undefined) return h('span', { class: 'delta new', title: 'not in the previous results' }, 'new');
+  if (before === rank) return h('span', { class: 'delta same', title: 'same rank as before' }, '=');
+  const up = before > rank;
+  return h(
+    'span',
+    { class: `delta ${up ? 'up' : 'down'}`, title: `was #${before}` },
+    `${up ? '↑' : '↓'}${Math.abs(before - rank)}`,
+  );
+}
+
+function figure(name: string, value: string, title: string): HTMLElement {
+  return h('div', { class: 'fig', title }, h('dt', {}, name), h('dd', {}, value));
+}
+
+function rankText(rank: number | null, score: number | null, digits: number): string {
+  return rank === null ? '—' : `#${rank}${score === null ? '' : ` (${fixed(score, digits)})`}`;
+}
+
+function explainList(hit: Hit, fusion: SearchOptions['fusion']): HTMLElement {
+  const e = hit.explain;
+  return h(
+    'dl',
+    { class: 'explain' },
+    figure('score', fixed(hit.score, 4), 'what the hits are ordered by: fused × recency × boost'),
+    figure('bm25', rankText(e.bm25Rank, e.bm25, 2), 'rank (and BM25 score) in the lexical leg; — when that leg did not return it'),
+    figure('vec', rankText(e.vecRank, null, 0), 'rank in the vector leg; — when that leg did not return it'),
+    figure('cos', e.cosine === null ? '—' : fixed(e.cosine, 3), 'cosine similarity to the query'),
+    fusion === 'rrf'
+      ? figure('rrf', fixed(e.rrf, 4), 'Σ w / (rrfK + rank) over the legs')
+      : figure('fused', fixed(e.rrf, 4), 'Σ w/Σw · min-max normalised leg score (explain.rrf)'),
+    figure('recency', `×${fixed(e.recency, 3)}`, 'time decay factor, recency^α'),
+    figure('boost', `×${fixed(e.boost, 3)}`, 'priority × pinned × project'),
+    e.mmr !== undefined && figure('mmr', fixed(e.mmr, 4), 'MMR value when picked: λ·score − (1−λ)·max cosine to hits picked before'),
+  );
+}
+
+function actionButtons(m: MemoryRecord, actions: HitActions): HTMLElement {
+  const button = (cls: string, label: string, run: () => void, extra: Record<string, string> = {}) =>
+    h('button', { type: 'button', class: cls, 'aria-label': `${label}: ${m.text.slice(0, 60)}`, ...extra, on: { click: run } }, label);
+  return h(
+    'div',
+    { class: 'hit-actions' },
+    button('pin', m.pinned ? 'Unpin' : 'Pin', () => actions.pin(m), { 'aria-pressed': String(m.pinned) }),
+    button('edit', 'Edit', () => actions.edit(m)),
+    button('delete', 'Delete', () => actions.remove(m)),
+  );
+}
+
+function hitCard(hit: Hit, rank: number, scale: number, ctx: RenderContext, previous: Map<string, number> | null): HTMLElement {
+  const m = hit.memory;
+  const e = hit.explain;
+  const created = new Date(m.createdAt);
+  return h(
+    'li',
+    { class: 'hit', dataset: { id: hit.id } },
+    h('div', { class: 'hit-rank' }, h('span', { class: 'rank-number' }, `#${rank}`), delta(hit.id, rank, previous)),
+    h(
+      'div',
+      { class: 'hit-body' },
+      h('p', { class: 'hit-text' }, ...highlight(hit.text, ctx.query)),
+      h(
+        'div',
+        { class: 'hit-meta' },
+        h('time', { datetime: created.toISOString(), title: created.toLocaleString() }, `${formatDate(m.createdAt)} · ${formatAge(m.createdAt, ctx.now)}`),
+        m.kind && h('span', { class: 'tag kind' }, m.kind),
+        m.project && h('span', { class: 'tag project' }, m.project),
+        ...m.tags.map((t) => h('span', { class: 'tag' }, `#${t}`)),
+        m.pinned && h('span', { class: 'badge pinned' }, '★ pinned'),
+        m.priority !== 1 && h('span', { class: 'badge' }, `priority ×${m.priority}`),
+        e.superseded && h('span', { class: 'badge superseded', title: `superseded by ${m.supersededBy ?? 'a newer memory'}` }, 'superseded'),
+        e.neighbour && h('span', { class: 'badge neighbour', title: `support lent by ${e.neighbour.from}, a strong hit near it in the same thread` }, `neighbour +${fixed(e.neighbour.bonus, 4)}`),
+        ctx.evidence.has(hit.id) && h('span', { class: 'badge evidence', title: 'LoCoMo evidence for this question' }, '✓ evidence'),
+      ),
+      scoreBar(hit, scale, ctx.options),
+      h('div', { class: 'hit-foot' }, explainList(hit, ctx.options.fusion), actionButtons(m, ctx.actions)),
+    ),
+  );
+}
+
+export interface Changes {
+  moved: number;
+  added: number;
+  dropped: Ranking['hits'];
+}
+
+/** Renders the hits into `list` and the hits that fell out into `droppedList`; returns what changed. */
+export function renderHits(list: HTMLElement, droppedList: HTMLElement, result: SearchResult, ctx: RenderContext): Changes {
+  const comparable = ctx.previous && ctx.previous.query === ctx.query ? ctx.previous : null;
+  const previous = comparable ? new Map(comparable.hits.map((hit, i) => [hit.id, i + 1])) : null;
+  const scale = Math.max(1e-12, ...result.hits.map((hit) => Math.max(hit.score, hit.explain.rrf)));
+  list.replaceChildren(...result.hits.map((hit, i) => hitCard(hit, i + 1, scale, ctx, previous)));
+  const current = new Set(result.hits.map((hit) => hit.id));
+  const dropped = comparable ? comparable.hits.filter((hit) => !current.has(hit.id)) : [];
+  droppedList.replaceChildren(
+    ...dropped.map((hit) =>
+      h('li', {}, h('span', { class: 'delta dropped' }, `dropped (was #${previous?.get(hit.id)})`), ' ', hit.text.length > 120 ? `${hit.text.slice(0, 117)}…` : hit.text),
+    ),
+  );
+  droppedList.hidden = dropped.length === 0;
+  return {
+    moved: previous ? result.hits.filter((hit, i) => previous.has(hit.id) && previous.get(hit.id) !== i + 1).length : 0,
+    added: previous ? result.hits.filter((hit) => !previous.has(hit.id)).length : 0,
+    dropped,
+  };
+}
