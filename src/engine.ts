@@ -7,6 +7,9 @@
 import { embedInBatches, embedTexts } from './embed.js';
 import { EngramError, ErrorCode, invalidInput, toEngramError } from './errors.js';
 import { LexicalIndex, type LexicalOptions } from './lexical.js';
+import { memoizeByText } from './memo.js';
+import { ThreadIndex } from './neighbours.js';
+import { calibratedCosine, meanPairwiseCosine } from './similarity.js';
 import { memoryStore } from './memory-store.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from './options.js';
 import { runPipeline, type PipelineState } from './pipeline.js';
@@ -15,7 +18,8 @@ import { fingerprint, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, snapshotMatches, type I
 import { applyPatch, checkId, cloneRecord, recordFromImport, recordFromInput, type RecordLimits } from './records.js';
 import type { PackedVectors, Store, StoreWrite } from './store.js';
 import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult } from './types.js';
-import { exactScan, VectorIndex, type VectorScan } from './vector.js';
+import { QuantizedScan } from './quantized-scan.js';
+import { VectorIndex, type VectorScan } from './vector.js';
 
 export interface EngineOptions {
   /** Where memories live. Default: `memoryStore()` (in memory, lost on exit). The engine closes it on `close()`. */
@@ -28,13 +32,20 @@ export interface EngineOptions {
   search?: Partial<SearchOptions>;
   /** On add, a new memory whose cosine to a live one is ≥ this supersedes the older. `false` disables. Default 0.95. */
   supersedeThreshold?: number | false;
+  /**
+   * Supersede and MMR compare memories by cosine calibrated to this store: (cos − b) / (1 − b), b = the mean
+   * cosine between two stored memories, so a threshold means the same with any model (similarity.ts).
+   * Default true; false compares raw cosines. With the built-in model raw cosine ≥ 0.95 holds for 70% of a
+   * LoCoMo conversation's turns, which supersede would hide.
+   */
+  calibrateSimilarity?: boolean;
   /** Lexical index settings (stop words, term processor, BM25 parameters, field weights). */
   lexical?: LexicalOptions;
   /** Longest accepted memory text in UTF-16 code units. Default 100,000. */
   maxTextLength?: number;
   /** Texts per embedder call on add, import and re-indexing. Default 32. */
   embedBatchSize?: number;
-  /** Makes the vector scan (e.g. a quantised one). Default: exact float32 scan. */
+  /** Makes the vector scan. Default: `QuantizedScan` (int8 + exact rescoring, same answers as `exactScan`). */
   vectorScan?: () => VectorScan;
   /** Progress of background re-indexing (memories without a vector for the current embedder). */
   onIndexProgress?(progress: Progress): void;
@@ -82,6 +93,9 @@ export interface Engine {
   readonly lexicalSource: 'snapshot' | 'rebuilt';
 }
 
+/** How long touch bookkeeping waits for more searches before it is written to the store. */
+const TOUCH_WRITE_DELAY_MS = 1000;
+
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const engine = new EngramEngine(options);
   await engine.open();
@@ -100,6 +114,11 @@ class EngramEngine implements Engine {
 
   private readonly records = new RecordTable();
   private readonly lexical: LexicalIndex;
+  /** Memories in thread order (`meta.thread`), for the neighbours stage. */
+  private readonly threads = new ThreadIndex();
+  private readonly calibrateSimilarity: boolean;
+  /** The current embedder's token counter, memoised (assembly counts every hit, every search). */
+  private countTokens: ((text: string) => number) | undefined;
   private vectors: VectorIndex | null = null;
   private currentEmbedder: Embedder | null = null;
   private progress: Progress | null = null;
@@ -107,6 +126,8 @@ class EngramEngine implements Engine {
   /** Bumped by every embedder change: a stale re-indexing loop sees it and stops. */
   private generation = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly pendingTouches = new Set<string>();
+  private touchTimer: ReturnType<typeof setTimeout> | null = null;
   lexicalSource: 'snapshot' | 'rebuilt' = 'rebuilt';
   private closed = false;
   private storeClosed = false;
@@ -124,7 +145,8 @@ class EngramEngine implements Engine {
       throw invalidInput('supersedeThreshold must be a number or false');
     }
     this.supersedeThreshold = threshold;
-    this.makeScan = options.vectorScan ?? (() => exactScan);
+    this.calibrateSimilarity = options.calibrateSimilarity ?? true;
+    this.makeScan = options.vectorScan ?? (() => new QuantizedScan());
     this.lexical = new LexicalIndex(options.lexical);
   }
 
@@ -136,6 +158,7 @@ class EngramEngine implements Engine {
       throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories from the store');
     }
     for (const record of records) this.records.set(record);
+    this.threads.upsertAll(records);
     this.lexicalSource = this.restoreLexical(this.options.indexSnapshot) ? 'snapshot' : 'rebuilt';
     if (this.lexicalSource === 'rebuilt') this.lexical.addAll(records);
     await this.attach(this.options.embedder ?? null);
@@ -243,6 +266,7 @@ class EngramEngine implements Engine {
       await this.commit({ put: [next], vectors: this.pack([next], vectors) }, () => {
         if (textChanged || next.tags.join('\u0000') !== current.tags.join('\u0000')) this.applyRecords([next], vectors);
         else this.records.set(next);
+        this.threads.upsertAll([next]);
       });
       return cloneRecord(next);
     });
@@ -272,6 +296,7 @@ class EngramEngine implements Engine {
         for (const id of gone) {
           this.records.delete(id);
           this.lexical.remove(id);
+          this.threads.remove(id);
           this.vectors?.remove(id);
         }
         for (const record of restored) this.records.set(record);
@@ -291,11 +316,13 @@ class EngramEngine implements Engine {
     const state: PipelineState = {
       records: this.records,
       lexical: this.lexical,
+      threads: this.threads,
+      calibrateSimilarity: this.calibrateSimilarity,
       vectors: this.vectors,
       embedderId: embedder?.id ?? null,
       vectorsReady: this.progress === null,
       embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
-      countTokens: embedder?.countTokens?.bind(embedder),
+      countTokens: this.countTokens,
     };
     const result = await runPipeline(state, query, resolved, now);
     if (resolved.touch && result.hits.length > 0) this.touch(result.hits.map((h) => h.id), now);
@@ -321,6 +348,7 @@ class EngramEngine implements Engine {
   }
 
   async flush(): Promise<void> {
+    await this.writeTouches();
     await this.queue;
   }
 
@@ -328,6 +356,7 @@ class EngramEngine implements Engine {
     if (this.closed) return;
     this.closed = true;
     this.generation++; // stops re-indexing between batches
+    await this.writeTouches();
     await this.queue;
     this.storeClosed = true;
     try {
@@ -379,6 +408,7 @@ class EngramEngine implements Engine {
   private applyRecords(batch: readonly MemoryRecord[], vectors: Float32Array[] | null): void {
     for (const record of batch) this.records.set(record);
     this.lexical.addAll(batch);
+    this.threads.upsertAll(batch);
     if (vectors && this.vectors) this.vectors.setMany(batch.map((r) => r.id), vectors);
   }
 
@@ -423,8 +453,10 @@ class EngramEngine implements Engine {
 
   /**
    * Supersede on add: each new memory is compared with the live (not superseded) memories and the earlier
-   * items of its batch; when the best cosine is ≥ supersedeThreshold, the one created earlier (the new one
-   * on a tie) gets `supersededBy` = the other. Mutates batch records; returns changed copies of stored ones.
+   * items of its batch; when the best cosine (calibrated against the mean pairwise cosine of the stored and
+   * new memories, unless `calibrateSimilarity: false`) is ≥ supersedeThreshold, the one created earlier (the
+   * new one on a tie) gets `supersededBy` = the other. Mutates batch records; returns changed copies of
+   * stored ones.
    */
   private planSupersede(batch: MemoryRecord[], vectors: Float32Array[]): MemoryRecord[] {
     const threshold = this.supersedeThreshold;
@@ -435,10 +467,11 @@ class EngramEngine implements Engine {
     const batchIndex = new VectorIndex(index.dim);
     const recordOf = (id: string) => changed.get(id) ?? inBatch.get(id) ?? this.records.get(id);
     const live = (id: string) => recordOf(id)?.supersededBy === undefined;
+    const baseline = this.calibrateSimilarity ? batchBaseline(index, vectors) : 0;
     batch.forEach((record, i) => {
       const vector = vectors[i] as Float32Array;
       const best = [...index.search(vector, 1, live), ...batchIndex.search(vector, 1, live)].sort((a, b) => b.score - a.score)[0];
-      const other = best && best.score >= threshold ? recordOf(best.id) : undefined;
+      const other = best && calibratedCosine(best.score, baseline) >= threshold ? recordOf(best.id) : undefined;
       if (other) {
         const [older, newer] = other.createdAt <= record.createdAt ? [other, record] : [record, other];
         if (older === record) record.supersededBy = newer.id;
@@ -451,13 +484,31 @@ class EngramEngine implements Engine {
     return [...changed.values()];
   }
 
-  /** Touch after search: in memory at once, in the store through the queue (bookkeeping, best effort). */
+  /**
+   * Touch after search: in memory at once, in the store through the queue (bookkeeping, best effort). Store
+   * writes are coalesced: searches within TOUCH_WRITE_DELAY_MS share one write, because a write per search
+   * (a SQLite transaction in the worker) cost more than the search itself. `flush` and `close` write at once.
+   */
   private touch(ids: readonly string[], now: number): void {
     for (const id of ids) {
       const record = this.records.get(id);
       if (record) this.records.set({ ...record, accessCount: record.accessCount + 1, lastAccessedAt: now });
+      this.pendingTouches.add(id);
     }
-    void this.exclusive(async () => {
+    if (this.touchTimer === null) {
+      this.touchTimer = setTimeout(() => void this.writeTouches(), TOUCH_WRITE_DELAY_MS);
+      // Node: a pending bookkeeping write must not keep the process alive.
+      (this.touchTimer as { unref?: () => void }).unref?.();
+    }
+  }
+
+  private writeTouches(): Promise<void> {
+    if (this.touchTimer !== null) clearTimeout(this.touchTimer);
+    this.touchTimer = null;
+    if (this.pendingTouches.size === 0) return Promise.resolve();
+    const ids = [...this.pendingTouches];
+    this.pendingTouches.clear();
+    return this.exclusive(async () => {
       // Read the records when the write runs, so a change queued earlier is never overwritten with stale data.
       const put = ids.flatMap((id) => this.records.get(id) ?? []);
       if (put.length > 0 && !this.storeClosed) await this.store.write({ put });
@@ -477,6 +528,7 @@ class EngramEngine implements Engine {
     if (embedder !== null) checkEmbedder(embedder);
     const generation = ++this.generation;
     this.currentEmbedder = embedder;
+    this.countTokens = embedder?.countTokens ? memoizeByText(embedder.countTokens.bind(embedder)) : undefined;
     this.progress = null;
     this.readyPromise = Promise.resolve();
     if (!embedder) {
@@ -529,6 +581,13 @@ class EngramEngine implements Engine {
       if (current()) await this.store.write({ keepOnlyEmbedder: embedder.id });
     }).catch((error) => this.reportBackground(toEngramError(error, ErrorCode.STORE_FAILED, 'could not drop old vectors')));
   }
+}
+
+/** Mean pairwise cosine of the stored vectors together with a batch about to join them. */
+function batchBaseline(index: VectorIndex, vectors: readonly Float32Array[]): number {
+  const sum = index.sumOfRows();
+  for (const vector of vectors) for (let i = 0; i < sum.length; i++) sum[i] = (sum[i] as number) + (vector[i] as number);
+  return meanPairwiseCosine(sum, index.size + vectors.length);
 }
 
 function checkEmbedder(embedder: Embedder): void {

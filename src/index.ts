@@ -9,8 +9,12 @@ export { defaultSearchOptions, resolveSearchOptions } from './options.js';
 export type { DecayOptions, DiversityOptions, ProjectBoost, SearchFilter, SearchOptions } from './options.js';
 export type { LexicalOptions } from './lexical.js';
 export { ENGLISH_STOP_WORDS } from './stopwords.js';
+export { stemEnglish } from './stem.js';
+export type { NeighbourOptions } from './neighbours.js';
+export type { FusionMethod } from './fuse.js';
 export { estimateTokens } from './assemble.js';
 export { exactScan } from './vector.js';
+export { QuantizedScan } from './quantized-scan.js';
 export type { IndexSnapshot } from './snapshot.js';
 export type { ScoredRow, VectorIndex, VectorScan } from './vector.js';
 export type {
@@ -30,4 +34,4 @@ export type {
 // embedder issue: export { createEmbedder } from './embedder/index.js';
 // worker issue:
 export { createMemory } from './client.js';
-export type { Memory, MemoryEmbedderOptions, MemoryOptions, MemoryStatus, RemoteSearchOptions, StorageKind } from './client.js';
+export type { Memory, MemoryOptions, MemoryStatus, RemoteSearchOptions, StorageKind } from './client.js';

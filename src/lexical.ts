@@ -7,15 +7,23 @@
  * paragraph) can throw, and a very long query does bounded work.
  */
 import MiniSearch from 'minisearch';
+import { bm25TopK, readMiniSearch } from './bm25-topk.js';
 import type { MemoryRecord } from './types.js';
+import { stemEnglish } from './stem.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
 
 export interface LexicalOptions {
   /** Terms dropped at index and query time. Default: `ENGLISH_STOP_WORDS`; `false` keeps every term. */
   stopWords?: Iterable<string> | false;
   /**
-   * Applied to each lowercased term that survived the stop words (e.g. a stemmer). Return a string, several
-   * strings, or a falsy value to drop the term. Default: identity.
+   * Reduces each lowercased term that survived the stop words to its stem, at index and query time alike, so
+   * "painted" finds "painting". Default: `stemEnglish` (Porter2); `false` indexes words as written. On LoCoMo
+   * dev it took BM25's recall@10 from 0.595 to 0.635 (docs/quality.md).
+   */
+  stem?: ((term: string) => string) | false;
+  /**
+   * Applied to each term after stemming. Return a string, several strings, or a falsy value to drop the
+   * term. Default: identity.
    */
   processTerm?: (term: string) => string | string[] | null | undefined | false;
   /** Field weights. Default `{ text: 1, tags: 1 }`. */
@@ -47,7 +55,7 @@ interface LexicalDoc {
 export class LexicalIndex {
   private search_: MiniSearch<LexicalDoc>;
   private readonly termOf: (term: string) => string[];
-  private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'processTerm' | 'fieldBoost'>> & {
+  private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'stem' | 'processTerm' | 'fieldBoost'>> & {
     fieldBoost: { text: number; tags: number };
   };
   /** Identifies the index-time settings: a snapshot made under other settings must not be loaded. */
@@ -56,9 +64,12 @@ export class LexicalIndex {
   constructor(options: LexicalOptions = {}) {
     const stopWords = options.stopWords === false ? new Set<string>() : new Set(options.stopWords ?? ENGLISH_STOP_WORDS);
     const custom = options.processTerm;
+    const stem = options.stem === undefined ? stemEnglish : options.stem;
     this.termOf = (raw) => {
-      const term = raw.toLowerCase();
-      if (!term || stopWords.has(term)) return [];
+      const lower = raw.toLowerCase();
+      if (!lower || stopWords.has(lower)) return [];
+      const term = stem ? stem(lower) : lower;
+      if (!term) return [];
       if (!custom) return [term];
       const out = custom(term);
       return (Array.isArray(out) ? out : [out]).filter((t): t is string => typeof t === 'string' && t.length > 0);
@@ -71,7 +82,8 @@ export class LexicalIndex {
       maxQueryTerms: options.maxQueryTerms ?? 64,
       maxQueryChars: options.maxQueryChars ?? 10_000,
     };
-    this.settingsKey = JSON.stringify({ v: 1, stop: [...stopWords].sort(), term: custom ? String(custom) : null });
+    const stemKey = stem === stemEnglish ? 'porter2' : stem ? String(stem) : null;
+    this.settingsKey = JSON.stringify({ v: 1, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null });
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
   }
 
@@ -136,6 +148,12 @@ export class LexicalIndex {
   search(query: string, limit: number, eligible?: (id: string) => boolean): { id: string; score: number }[] {
     const terms = this.queryTerms(query);
     if (terms.length === 0 || limit <= 0) return [];
+    // Exact-term queries: MiniSearch's ranking without its per-match objects and full sort (bm25-topk.ts).
+    const internals = this.options.prefix || this.options.fuzzy ? null : readMiniSearch(this.search_);
+    if (internals) {
+      const { text, tags } = this.options.fieldBoost;
+      return bm25TopK(internals, terms, { text: text ?? 1, tags: tags ?? 1 }, this.options.bm25, limit, eligible);
+    }
     const results = this.search_.search(terms.join(TERM_SEPARATOR), {
       tokenize: (text) => text.split(TERM_SEPARATOR),
       processTerm: (term) => term,

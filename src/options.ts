@@ -1,5 +1,7 @@
 import type { MemoryRecord } from './types.js';
 import { invalidInput } from './errors.js';
+import type { FusionMethod } from './fuse.js';
+import type { NeighbourOptions } from './neighbours.js';
 
 /** Hard constraints. A memory that fails one is never a candidate. */
 export interface SearchFilter {
@@ -17,10 +19,14 @@ export type DecayOptions =
   | { kind: 'exponential'; tauMs: number }
   | { kind: 'hyperbolic'; halfLifeDays: number };
 
+/**
+ * MMR over the best max(3k, k + 20) candidates. Similarity is cosine calibrated to the store (engine option
+ * `calibrateSimilarity`, see similarity.ts), so the thresholds mean the same with any model.
+ */
 export interface DiversityOptions {
   /** MMR trade-off: 1 = pure relevance, 0 = pure novelty. */
   lambda: number;
-  /** Cosine at or above which a candidate counts as a near-duplicate of a picked hit and is dropped. */
+  /** Similarity at or above which a candidate counts as a near-duplicate of a picked hit and is dropped. */
   duplicateThreshold: number;
 }
 
@@ -35,17 +41,42 @@ export interface SearchOptions {
   mode: 'auto' | 'lexical' | 'vector' | 'hybrid';
   k: number;
   candidatePool: number;
+  /**
+   * How the legs' lists become one score. `'convex'`: weighted sum of min-max normalised leg scores;
+   * `'rrf'`: Reciprocal Rank Fusion with `rrfK`. Default 'convex' (LoCoMo dev, everything else default:
+   * see docs/quality.md for the table behind it).
+   */
+  fusion: FusionMethod;
+  /** RRF's k (only with `fusion: 'rrf'`). Default 60. */
   rrfK: number;
+  /**
+   * Leg weights. Convex fusion uses them as shares (w / Σw); RRF multiplies each leg's 1/(k + rank).
+   * Default `{ lexical: 0.8, vector: 0.2 }`: the built-in model's vector leg alone is far weaker than BM25
+   * on conversational memories, but a fifth of the weight still adds recall.
+   */
   weights: { lexical: number; vector: number };
   /** CEMS bonus per leg: +0.05 for rank 1, +0.02 for ranks 2-3. */
   topRankBonus: boolean;
+  /**
+   * Thread-neighbour support (stage `neighbours`, after `fuse`): each of the best `lenders` candidates lends
+   * `weight × its fused score / distance` to the memories up to `window` places before and after it in the
+   * same thread (`meta.thread`); a memory keeps the largest offer. `false` turns it off.
+   * Default `{ window: 2, weight: 0.5, lenders: 20 }`.
+   */
+  neighbours: NeighbourOptions | false;
   filter: SearchFilter;
   deepRecall: boolean;
   deepRecallPenalty: number;
   minScore: number;
   raw: boolean;
+  /** Recency curve R (see decay.ts). Default hyperbolic, half-life 60 days (CEMS). `false`: R = 1. */
   decay: DecayOptions | false;
   decayFrom: 'created' | 'accessed';
+  /**
+   * The recency factor applied is R^α: α = 1 is the raw curve, smaller damps it. Default 0.1: a year-old
+   * memory keeps 0.82 of its score, so recency breaks near-ties without burying old facts. On LoCoMo dev
+   * α = 0.3 cost 1 point of recall@10 and α = 1 far more; α = 0.1 costs nothing (docs/quality.md).
+   */
   decayAlpha: number;
   /** The caller's current project: drives the project boost. */
   project: string | undefined;
@@ -64,9 +95,11 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   mode: 'auto',
   k: 5,
   candidatePool: 50,
+  fusion: 'convex',
   rrfK: 60,
-  weights: Object.freeze({ lexical: 1, vector: 1 }),
+  weights: Object.freeze({ lexical: 0.8, vector: 0.2 }),
   topRankBonus: false,
+  neighbours: Object.freeze({ window: 2, weight: 0.5, lenders: 20 }),
   filter: Object.freeze({}),
   deepRecall: false,
   deepRecallPenalty: 0.5,
@@ -74,7 +107,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   raw: false,
   decay: Object.freeze({ kind: 'hyperbolic', halfLifeDays: 60 }) as DecayOptions,
   decayFrom: 'created',
-  decayAlpha: 0.3,
+  decayAlpha: 0.1,
   project: undefined,
   projectBoost: Object.freeze({ same: 1.3, other: 0.8, none: 0.9 }),
   pinnedBoost: 1.1,
@@ -116,6 +149,7 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   if (!['auto', 'lexical', 'vector', 'hybrid'].includes(o.mode)) fail('mode', "'auto', 'lexical', 'vector' or 'hybrid'", o.mode);
   positiveInt('k', o.k);
   positiveInt('candidatePool', o.candidatePool);
+  if (o.fusion !== 'convex' && o.fusion !== 'rrf') fail('fusion', "'convex' or 'rrf'", o.fusion);
   nonNegative('rrfK', o.rrfK);
   nonNegative('weights.lexical', o.weights.lexical);
   nonNegative('weights.vector', o.weights.vector);
@@ -142,6 +176,13 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
     const { lambda, duplicateThreshold } = o.diversity;
     if (!(lambda >= 0 && lambda <= 1)) fail('diversity.lambda', 'a number from 0 to 1', lambda);
     if (typeof duplicateThreshold !== 'number' || Number.isNaN(duplicateThreshold)) fail('diversity.duplicateThreshold', 'a number', duplicateThreshold);
+  }
+  if (o.neighbours !== false) {
+    if (typeof o.neighbours !== 'object' || o.neighbours === null) fail('neighbours', 'false or { window, weight, lenders }', o.neighbours);
+    const { window, weight, lenders } = o.neighbours;
+    if (!(Number.isInteger(window) && window >= 0)) fail('neighbours.window', 'an integer ≥ 0', window);
+    nonNegative('neighbours.weight', weight);
+    if (!(Number.isInteger(lenders) && lenders >= 0)) fail('neighbours.lenders', 'an integer ≥ 0', lenders);
   }
   nonNegative('tokenBudget', o.tokenBudget);
   if (o.now !== undefined && !Number.isFinite(o.now)) fail('now', 'epoch milliseconds', o.now);

@@ -1,5 +1,5 @@
 /**
- * One search, top to bottom: route → lexical → vector → fuse → filter → adjust → diversify → assemble.
+ * One search, top to bottom: route → lexical → vector → fuse → neighbours → filter → adjust → diversify → assemble.
  * Each stage is its own module; this file only wires them and records the trace.
  */
 import { assemble, estimateTokens } from './assemble.js';
@@ -7,10 +7,12 @@ import { boost } from './boost.js';
 import { recency } from './decay.js';
 import { mmrSelect } from './diversify.js';
 import { compileEligibility, supersededFactor } from './filter.js';
-import { fuseRrf, type FusedCandidate, type LegResult } from './fuse.js';
+import { fuse, type FusedCandidate, type LegResult } from './fuse.js';
 import type { LexicalIndex } from './lexical.js';
+import { supportNeighbours, type ThreadIndex } from './neighbours.js';
 import type { SearchOptions } from './options.js';
 import { route } from './route.js';
+import { calibratedCosine } from './similarity.js';
 import { Tracer } from './trace.js';
 import type { Hit, MemoryRecord, SearchResult } from './types.js';
 import type { RecordTable } from './record-table.js';
@@ -21,6 +23,10 @@ export interface PipelineState {
   lexical: LexicalIndex;
   /** Null without an embedder. */
   vectors: VectorIndex | null;
+  /** Memories in thread order (`meta.thread`), for the neighbours stage. */
+  threads: ThreadIndex;
+  /** Whether MMR measures memory-to-memory similarity relative to the corpus (see similarity.ts). */
+  calibrateSimilarity: boolean;
   embedderId: string | null;
   vectorsReady: boolean;
   /** Embeds and normalises the query. */
@@ -69,7 +75,11 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   }
 
   const legTotal = legs.reduce((n, leg) => n + leg.items.length, 0);
-  const fused = trace.stage('fuse', legTotal, () => fuseRrf(legs, options), (f) => f.length);
+  const fusedLegs = trace.stage('fuse', legTotal, () => fuse(legs, options), (f) => f.length, () => options.fusion);
+  const neighbourOptions = options.neighbours;
+  const fused = neighbourOptions
+    ? trace.stage('neighbours', fusedLegs.length, () => supportNeighbours(fusedLegs, state.threads, neighbourOptions), (f) => f.length)
+    : fusedLegs;
 
   const filtered = trace.stage(
     'filter',
@@ -91,7 +101,8 @@ export async function runPipeline(state: PipelineState, query: string, options: 
       const scored: Scored[] = filtered.map((c) => {
         const r = recency(c.record, now, options);
         const b = boost(c.record, options);
-        return { ...c, recency: r, boost: b, score: c.candidate.rrf * c.penalty * r * b };
+        // Spelled out: `{ ...c, ... }` costs ~15 µs an object in Node 20, a third of a millisecond per search.
+        return { candidate: c.candidate, record: c.record, penalty: c.penalty, recency: r, boost: b, score: c.candidate.rrf * c.penalty * r * b };
       });
       scored.sort((a, b) => b.score - a.score);
       return options.raw ? scored : scored.filter((s) => s.score >= options.minScore);
@@ -102,7 +113,7 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   const selected = trace.stage(
     'diversify',
     adjusted.length,
-    () => select(adjusted, options, vectors),
+    () => select(adjusted, options, vectors, state.calibrateSimilarity && vectors ? vectors.meanPairwiseCosine() : 0),
     (s) => s.length,
     () => (options.raw ? 'raw: top k by score' : options.diversity === false ? 'diversity off: top k by score' : undefined),
   );
@@ -117,17 +128,25 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   return { hits: selected.map(toHit), context, trace: trace.finish(routed.mode, state.embedderId) };
 }
 
-/** The k hits: MMR with duplicate drop (unless raw or diversity is off), then ordered by score. */
-function select(adjusted: Scored[], options: SearchOptions, vectors: VectorIndex | null): Scored[] {
-  if (options.raw || options.diversity === false) return adjusted.slice(0, options.k);
-  const vectorOf = adjusted.map((s) => vectors?.get(s.record.id)?.slice());
-  const textKey = adjusted.map((s) => s.record.text.trim().toLowerCase().replace(/\s+/g, ' '));
+/**
+ * The k hits: MMR with duplicate drop (unless raw or diversity is off), then ordered by score. Similarity is
+ * cosine calibrated against `baseline`, the corpus' mean pairwise cosine (0: raw cosine; see similarity.ts).
+ */
+function select(all: Scored[], options: SearchOptions, vectors: VectorIndex | null, baseline: number): Scored[] {
+  if (options.raw || options.diversity === false) return all.slice(0, options.k);
+  // MMR reranks the head of the list, the best max(3k, k + 20): it costs O(k·n) similarities, and a
+  // candidate far down should not win a place on novelty alone (LoCoMo dev: +0.3 points of recall@10).
+  const adjusted = all.slice(0, Math.max(3 * options.k, options.k + 20));
+  // Views into the matrix, not copies: selection is synchronous, so no write can move a row meanwhile.
+  const vectorOf = adjusted.map((s) => vectors?.get(s.record.id));
+  const textKeys: (string | undefined)[] = [];
+  const textKey = (i: number) => (textKeys[i] ??= (adjusted[i] as Scored).record.text.trim().toLowerCase().replace(/\s+/g, ' '));
   // Cosine when both memories have vectors; without vectors only identical texts count as duplicates.
   const similarity = (a: number, b: number) => {
     const va = vectorOf[a];
     const vb = vectorOf[b];
-    if (va && vb) return dot(va, vb);
-    return textKey[a] === textKey[b] ? 1 : 0;
+    if (va && vb) return calibratedCosine(dot(va, vb), baseline);
+    return textKey(a) === textKey(b) ? 1 : 0;
   };
   const { picked } = mmrSelect(
     adjusted.map((s) => s.score),
@@ -136,7 +155,7 @@ function select(adjusted: Scored[], options: SearchOptions, vectors: VectorIndex
     similarity,
   );
   return picked
-    .map(({ index, mmr }) => ({ ...(adjusted[index] as Scored), mmr }))
+    .map(({ index, mmr }) => Object.assign({}, adjusted[index] as Scored, { mmr }))
     .sort((a, b) => b.score - a.score);
 }
 
@@ -153,5 +172,6 @@ function toHit(s: Scored): Hit {
   };
   if (record.supersededBy !== undefined) explain.superseded = true;
   if (s.mmr !== undefined) explain.mmr = s.mmr;
+  if (candidate.neighbour) explain.neighbour = { ...candidate.neighbour };
   return { id: record.id, text: record.text, score: s.score, memory: record, explain };
 }

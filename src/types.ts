@@ -62,11 +62,14 @@ export interface Hit {
     vecRank: number | null;
     bm25: number | null;
     cosine: number | null;
+    /** The fused score (convex combination or RRF, per `fusion`), including any neighbour support. */
     rrf: number;
     recency: number;
     boost: number;
     superseded?: boolean;
     mmr?: number;
+    /** Thread-neighbour support included in `rrf`: the hit it came from and the bonus (stage `neighbours`). */
+    neighbour?: { from: string; bonus: number };
   };
 }
 

@@ -6,6 +6,7 @@
  * The scan is pluggable (`VectorScan`): the default is an exact float32 scan with a bounded heap; a quantised
  * scan (int8 / 1-bit with exact rescoring of a shortlist) can follow row changes through `rowsChanged`.
  */
+import { meanPairwiseCosine } from './similarity.js';
 import { TopK } from './topk.js';
 
 export interface ScoredRow {
@@ -67,10 +68,13 @@ export class VectorIndex {
   private readonly rowIds: string[] = [];
   private readonly rows = new Map<string, number>();
   private readonly scan: VectorScan;
+  /** Running sum of the rows (float64): gives the corpus' mean pairwise cosine in O(dim). */
+  private readonly rowSum: Float64Array;
 
   constructor(dim: number, scan: VectorScan = exactScan, initialCapacity = 64) {
     this.dim = dim;
     this.scan = scan;
+    this.rowSum = new Float64Array(dim);
     this.data = new Float32Array(Math.max(1, initialCapacity) * dim);
   }
 
@@ -124,8 +128,11 @@ export class VectorIndex {
         row = this.rowIds.length;
         this.rowIds.push(id);
         this.rows.set(id, row);
+      } else {
+        this.addToSum(row, -1);
       }
       this.data.set(sources[i] as Float32Array, row * this.dim);
+      this.addToSum(row, 1);
       changed.push(row);
     });
     this.scan.rowsChanged?.(this, changed);
@@ -140,6 +147,7 @@ export class VectorIndex {
     if (row === undefined) return false;
     const last = this.rowIds.length - 1;
     const lastId = this.rowIds[last] as string;
+    this.addToSum(row, -1);
     if (row !== last) {
       this.data.copyWithin(row * this.dim, last * this.dim, (last + 1) * this.dim);
       this.rowIds[row] = lastId;
@@ -152,6 +160,7 @@ export class VectorIndex {
   }
 
   clear(): void {
+    this.rowSum.fill(0);
     this.rowIds.length = 0;
     this.rows.clear();
     this.scan.rowsChanged?.(this, []);
@@ -162,6 +171,21 @@ export class VectorIndex {
     const unit = normalize(query);
     const rowFilter = eligible && ((row: number) => eligible(this.rowIds[row] as string));
     return this.scan.topK(this, unit, k, rowFilter).map(({ row, score }) => ({ id: this.rowIds[row] as string, score }));
+  }
+
+  /** Mean cosine between two different stored vectors (0 with fewer than two): see similarity.ts. */
+  meanPairwiseCosine(): number {
+    return meanPairwiseCosine(this.rowSum, this.size);
+  }
+
+  /** The running sum of the rows (a copy). */
+  sumOfRows(): Float64Array {
+    return this.rowSum.slice();
+  }
+
+  private addToSum(row: number, sign: 1 | -1): void {
+    const offset = row * this.dim;
+    for (let i = 0; i < this.dim; i++) this.rowSum[i] = (this.rowSum[i] as number) + sign * (this.data[offset + i] as number);
   }
 
   private reserve(rows: number): void {

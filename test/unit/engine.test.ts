@@ -8,7 +8,7 @@ import { snapshot } from './helpers/stores.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const daysAgo = (n: number) => NOW - n * DAY_MS;
-const STAGES = ['route', 'lexical', 'vector', 'fuse', 'filter', 'adjust', 'diversify', 'assemble'];
+const STAGES = ['route', 'lexical', 'vector', 'fuse', 'neighbours', 'filter', 'adjust', 'diversify', 'assemble'];
 
 /** A store whose close() is a no-op, so a second engine can reopen the same data. */
 function reopenable(inner: Store = memoryStore()): Store {
@@ -80,7 +80,7 @@ describe('search through createEngine', () => {
 
   it('runs every stage in order, hybrid, with consistent explain values', async () => {
     const { engine, embedder } = await engineWith(memories);
-    const result = await engine.search('fix the auth-middleware bug');
+    const result = await engine.search('fix the auth-middleware bug', { fusion: 'rrf', weights: { lexical: 1, vector: 1 } });
     expect(result.trace.mode).toBe('hybrid');
     expect(result.trace.embedder).toBe(embedder.id);
     expect(result.trace.stages.map((s) => s.name)).toEqual(STAGES);
@@ -98,10 +98,11 @@ describe('search through createEngine', () => {
     const scores = result.hits.map((h) => h.score);
     expect(scores).toEqual(scores.slice().sort((a, b) => b - a));
     // the trace's counts chain from stage to stage
-    const [route, lexical, vector, fuse, filter, adjust, diversify, assemble] = result.trace.stages;
+    const [route, lexical, vector, fuse, neighbours, filter, adjust, diversify, assemble] = result.trace.stages;
     expect(route!.in).toBe(4);
     expect(fuse!.in).toBe(lexical!.out + vector!.out);
-    expect(filter!.in).toBe(fuse!.out);
+    expect(neighbours!.in).toBe(fuse!.out);
+    expect(filter!.in).toBe(neighbours!.out);
     expect(adjust!.in).toBe(filter!.out);
     expect(diversify!.in).toBe(adjust!.out);
     expect(diversify!.out).toBe(result.hits.length);

@@ -77,7 +77,7 @@ describe('lexical leg (MiniSearch BM25)', () => {
 
   it('accepts a custom term processor (after lowercasing and stop words) and custom stop words', () => {
     const stem = (t: string) => t.replace(/(ing|ed|s)$/, '');
-    const idx = new LexicalIndex({ processTerm: stem });
+    const idx = new LexicalIndex({ stem: false, processTerm: stem });
     idx.addAll([rec('a', 'Painted fences'), rec('b', 'the painting')]);
     expect(idx.search('paints', 10).map((r) => r.id).sort()).toEqual(['a', 'b']);
     expect(idx.queryTerms('The Fences')).toEqual(['fence']);
@@ -90,5 +90,17 @@ describe('lexical leg (MiniSearch BM25)', () => {
     custom.addAll([rec('a', 'painted fences')]);
     expect(custom.search('fences', 10)).toEqual([]);
     expect(custom.search('the painted', 10).map((r) => r.id)).toEqual(['a']);
+  });
+
+  it('stems with Porter2 by default, so inflections meet; stem: false indexes words as written', () => {
+    const idx = new LexicalIndex();
+    idx.addAll([rec('a', 'Painted fences'), rec('b', 'the painting'), rec('c', 'adopted a puppy')]);
+    expect(idx.search('paints', 10).map((r) => r.id).sort()).toEqual(['a', 'b']);
+    expect(idx.search('adoption', 10).map((r) => r.id)).toEqual(['c']);
+    expect(idx.queryTerms('The Fences')).toEqual(['fenc']);
+    const exact = new LexicalIndex({ stem: false });
+    exact.addAll([rec('a', 'Painted fences'), rec('b', 'the painting')]);
+    expect(exact.search('paints', 10)).toEqual([]);
+    expect(exact.settingsKey).not.toBe(idx.settingsKey);
   });
 });

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { neighbourBonuses, threadOf, ThreadIndex } from '../../src/neighbours.js';
+import { createEngine } from '../../src/index.js';
+import type { FusedCandidate } from '../../src/fuse.js';
+import { neighbourBonuses, supportNeighbours, threadOf, ThreadIndex } from '../../src/neighbours.js';
 import type { MemoryRecord } from '../../src/types.js';
 
 function record(id: string, thread: unknown, createdAt = 0): MemoryRecord {
@@ -100,5 +102,60 @@ describe('neighbourBonuses', () => {
         },
       ),
     );
+  });
+});
+
+describe('supportNeighbours (the neighbours stage)', () => {
+  const candidate = (id: string, rrf: number): FusedCandidate => ({ id, rrf, rank: { lexical: 1, vector: null }, legScore: { lexical: rrf, vector: null } });
+
+  it('adds bonuses to candidates, brings in neighbours no leg returned, and re-sorts', () => {
+    const index = new ThreadIndex();
+    index.upsertAll(['a', 'b', 'c', 'd'].map((id) => record(id, 'T')));
+    const out = supportNeighbours([candidate('b', 1), candidate('d', 0.4)], index, { window: 1, weight: 0.5, lenders: 20 });
+    // c is offered 0.5 by b and 0.2 by d: it keeps the larger; b is two places from d, outside the window.
+    expect(out.map((c) => [c.id, c.rrf])).toEqual([['b', 1], ['a', 0.5], ['c', 0.5], ['d', 0.4]]);
+    expect(out.find((c) => c.id === 'c')).toMatchObject({ rank: { lexical: null, vector: null }, neighbour: { from: 'b', bonus: 0.5 } });
+    expect(out.find((c) => c.id === 'b')!.neighbour).toBeUndefined();
+    const withD = supportNeighbours([candidate('c', 1), candidate('d', 0.4)], index, { window: 1, weight: 0.5, lenders: 20 });
+    expect(withD.find((c) => c.id === 'd')).toMatchObject({ rrf: 0.9, neighbour: { from: 'c', bonus: 0.5 } });
+  });
+});
+
+describe('neighbour support through createEngine', () => {
+  const NOW = Date.UTC(2024, 5, 1);
+  const session = [
+    { id: 't1', text: 'Did you finish the painting of the lake?' },
+    { id: 't2', text: 'Yes! Took me three weekends, I am so proud of it.' },
+    { id: 't3', text: 'We should get lunch on Friday.' },
+  ].map((turn, i) => ({ ...turn, createdAt: NOW - 1000 + i, meta: { thread: 'chat-1' } }));
+
+  it('brings the reply next to a matching turn, says so in explain, and follows the filters', async () => {
+    const engine = await createEngine({ clock: () => NOW });
+    await engine.add([...session, { id: 'other', text: 'weekends are for hiking', createdAt: NOW, meta: { thread: 'chat-2' } }]);
+    const result = await engine.search('painting lake', { k: 5 });
+    expect(result.trace.stages.map((s) => s.name)).toContain('neighbours');
+    const ids = result.hits.map((h) => h.id);
+    expect(ids[0]).toBe('t1');
+    expect(ids).toContain('t2');
+    const reply = result.hits.find((h) => h.id === 't2')!;
+    expect(reply.explain.neighbour).toEqual({ from: 't1', bonus: expect.any(Number) });
+    expect(reply.score).toBeLessThan(result.hits[0]!.score);
+    expect(ids).not.toContain('other');
+
+    const off = await engine.search('painting lake', { k: 5, neighbours: false });
+    expect(off.hits.map((h) => h.id)).toEqual(['t1']);
+    expect(off.trace.stages.map((s) => s.name)).not.toContain('neighbours');
+
+    const filtered = await engine.search('painting lake', { k: 5, filter: { until: NOW - 1000 } });
+    expect(filtered.hits.map((h) => h.id)).toEqual(['t1']);
+  });
+
+  it('follows removals and thread changes', async () => {
+    const engine = await createEngine({ clock: () => NOW });
+    await engine.add(session);
+    await engine.remove('t2');
+    expect((await engine.search('painting lake', { k: 5 })).hits.map((h) => h.id)).toEqual(['t1', 't3']);
+    await engine.update('t3', { meta: { thread: 'elsewhere' } });
+    expect((await engine.search('painting lake', { k: 5 })).hits.map((h) => h.id)).toEqual(['t1']);
   });
 });

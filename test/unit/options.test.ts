@@ -4,9 +4,10 @@ import { defaultSearchOptions, resolveSearchOptions, validateSearchOptions } fro
 describe('search options', () => {
   it('defaults are the documented ones', () => {
     expect(validateSearchOptions(resolveSearchOptions())).toMatchObject({
-      mode: 'auto', k: 5, candidatePool: 50, rrfK: 60, weights: { lexical: 1, vector: 1 }, topRankBonus: false,
+      mode: 'auto', k: 5, candidatePool: 50, fusion: 'convex', rrfK: 60, weights: { lexical: 0.8, vector: 0.2 }, topRankBonus: false,
+      neighbours: { window: 2, weight: 0.5, lenders: 20 },
       deepRecall: false, deepRecallPenalty: 0.5, minScore: 0, raw: false, decay: { kind: 'hyperbolic', halfLifeDays: 60 },
-      decayFrom: 'created', decayAlpha: 0.3, projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1,
+      decayFrom: 'created', decayAlpha: 0.1, projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1,
       diversity: { lambda: 0.78, duplicateThreshold: 0.94 }, tokenBudget: 2000, touch: true,
     });
   });
@@ -24,9 +25,18 @@ describe('search options', () => {
     expect(resolveSearchOptions({ diversity: false }).diversity).toBe(false);
   });
 
+  it('rejects a bad fusion method or neighbour setting', () => {
+    expect(() => validateSearchOptions(resolveSearchOptions({ fusion: 'sum' as never }))).toThrow(/fusion/);
+    expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 1.5, weight: 0.5, lenders: 20 } }))).toThrow(/neighbours.window/);
+    expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 2, weight: -1, lenders: 20 } }))).toThrow(/neighbours.weight/);
+    expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 2, weight: 0.5, lenders: -3 } }))).toThrow(/neighbours.lenders/);
+    expect(validateSearchOptions(resolveSearchOptions({ neighbours: false })).neighbours).toBe(false);
+    expect(resolveSearchOptions({ neighbours: { weight: 0.2 } as never }).neighbours).toEqual({ window: 2, weight: 0.2, lenders: 20 });
+  });
+
   it('never mutates the frozen defaults', () => {
     resolveSearchOptions({ weights: { lexical: 9, vector: 9 } });
-    expect(defaultSearchOptions.weights).toEqual({ lexical: 1, vector: 1 });
+    expect(defaultSearchOptions.weights).toEqual({ lexical: 0.8, vector: 0.2 });
     expect(Object.isFrozen(defaultSearchOptions)).toBe(true);
   });
 });

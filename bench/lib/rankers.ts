@@ -1,0 +1,92 @@
+/** The rankers the harness compares: Engram (any options) and its peers, all over the same memories and vectors. */
+import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
+import MiniSearch from 'minisearch';
+import { createEngine, ENGLISH_STOP_WORDS, type Embedder, type Engine, type EngineOptions, type SearchOptions } from '../../src/index.js';
+import { stemEnglish } from '../../src/stem.js';
+import { DEPTH, type Conversation, type Ranker } from './run.js';
+
+export interface EngineVariant {
+  /** Index-time options (stemming, similarity calibration, supersede...). */
+  engine?: Partial<EngineOptions>;
+  /** Search options over the defaults. */
+  search?: Partial<SearchOptions>;
+  /** Lexical only: no embedder at all. */
+  noEmbedder?: boolean;
+}
+
+// Engines are built once per conversation and index-time settings, then shared by every variant that
+// differs only in search options (adding a conversation embeds ~600 turns).
+const engines = new Map<string, Promise<Engine>>();
+
+function engineFor(conversation: Conversation, embedder: Embedder, variant: EngineVariant): Promise<Engine> {
+  const key = JSON.stringify([conversation.name, variant.noEmbedder ?? false, variant.engine ?? {}]);
+  let engine = engines.get(key);
+  if (!engine) {
+    engine = (async () => {
+      const made = await createEngine({ ...variant.engine, embedder: variant.noEmbedder ? null : embedder, clock: () => conversation.lastSessionAt });
+      await made.add(conversation.memories);
+      return made;
+    })();
+    engines.set(key, engine);
+  }
+  return engine;
+}
+
+export async function closeEngines(): Promise<void> {
+  for (const engine of engines.values()) await (await engine).close();
+  engines.clear();
+}
+
+export function engineRanker(name: string, variant: EngineVariant = {}): Ranker {
+  return {
+    name,
+    async prepare(conversation, embedder) {
+      const engine = await engineFor(conversation, embedder, variant);
+      return async (query) => (await engine.search(query, { ...variant.search, k: DEPTH })).hits.map((hit) => hit.id);
+    },
+  };
+}
+
+/** One leg on its own: no decay, no diversity, no neighbour support, nothing touched. */
+export const pureLeg: Partial<SearchOptions> = { decay: false, diversity: false, neighbours: false, touch: false };
+
+export const minisearchDefaults: Ranker = {
+  name: 'MiniSearch BM25 (defaults)',
+  async prepare(conversation) {
+    const index = new MiniSearch<{ id: string; text: string }>({ fields: ['text'] });
+    index.addAll(conversation.memories.map((m) => ({ id: m.id!, text: m.text })));
+    return async (query) => index.search(query).slice(0, DEPTH).map((r) => String(r.id));
+  },
+};
+
+/**
+ * Orama's hybrid search over the same texts and the same vectors. `tuned` gives its tokenizer the engine's
+ * English stop words and Porter2 stemmer, the strongest Orama we could set up; otherwise Orama's defaults.
+ */
+export function oramaHybrid(tuned: boolean): Ranker {
+  return {
+    name: tuned ? 'Orama hybrid (+ stop words, stemming; same vectors)' : 'Orama hybrid (defaults, same vectors)',
+    async prepare(conversation, embedder) {
+      const vectors = await embedder.embed(conversation.memories.map((m) => m.text));
+      const schema = { mid: 'string', text: 'string', embedding: `vector[${embedder.dim}]` } as const;
+      const db = tuned
+        ? create({ schema, components: { tokenizer: { language: 'english', stemming: true, stemmer: stemEnglish, stopWords: [...ENGLISH_STOP_WORDS] } } })
+        : create({ schema });
+      await insertMultiple(
+        db,
+        conversation.memories.map((m, i) => ({ mid: m.id!, text: m.text, embedding: Array.from(vectors[i]!) })),
+      );
+      return async (query) => {
+        const [vector] = await embedder.embed([query]);
+        const result = await oramaSearch(db, {
+          mode: 'hybrid',
+          term: query,
+          vector: { value: Array.from(vector!), property: 'embedding' },
+          similarity: 0,
+          limit: DEPTH,
+        });
+        return result.hits.map((hit) => (hit.document as { mid: string }).mid);
+      };
+    },
+  };
+}

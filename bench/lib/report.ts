@@ -1,0 +1,96 @@
+/** Markdown for the harness' reports, and the marked blocks of docs/quality.md they live in. */
+import { execSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import type { MetricRow } from './metrics.js';
+import { CATEGORY_NAMES, type RankerReport } from './run.js';
+
+const f3 = (x: number) => x.toFixed(3);
+const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+
+function spread(report: RankerReport, metric: keyof MetricRow = 'r10'): string {
+  const values = Object.values(report.byConversation).map((row) => row[metric]);
+  return `${f3(Math.min(...values))}–${f3(Math.max(...values))}`;
+}
+
+export function resultsTable(reports: readonly RankerReport[]): string {
+  const categories = Object.values(CATEGORY_NAMES);
+  const conversations = Object.keys(reports[0]?.byConversation ?? {});
+  return [
+    '| ranker | R@5 | R@10 | R@20 | nDCG@10 | mean query ms (wall) | CPU ms |',
+    '|---|---|---|---|---|---|---|',
+    ...reports.map((r) => `| ${r.name} | ${f3(r.overall.r5)} | ${f3(r.overall.r10)} | ${f3(r.overall.r20)} | ${f3(r.overall.ndcg10)} | ${r.meanQueryMs.toFixed(2)} | ${r.meanQueryCpuMs.toFixed(2)} |`),
+    '',
+    'Per category, R@10 / nDCG@10:',
+    '',
+    `| ranker | ${categories.map((c) => `${c} (n=${reports[0]?.byCategory[c]?.n ?? 0})`).join(' | ')} |`,
+    `|---|${categories.map(() => '---').join('|')}|`,
+    ...reports.map((r) => `| ${r.name} | ${categories.map((c) => (r.byCategory[c] ? `${f3(r.byCategory[c]!.r10)} / ${f3(r.byCategory[c]!.ndcg10)}` : '—')).join(' | ')} |`),
+    '',
+    'Per conversation, R@10 / nDCG@10:',
+    '',
+    `| ranker | ${conversations.map((c) => `${c} (n=${reports[0]!.byConversation[c]!.n})`).join(' | ')} |`,
+    `|---|${conversations.map(() => '---').join('|')}|`,
+    ...reports.map((r) => `| ${r.name} | ${conversations.map((c) => `${f3(r.byConversation[c]!.r10)} / ${f3(r.byConversation[c]!.ndcg10)}`).join(' | ')} |`),
+  ].join('\n');
+}
+
+/** Each variant against the first (the defaults): overall, change, and the spread over conversations. */
+export function ablationTable(reports: readonly RankerReport[]): string {
+  const base = reports[0]!;
+  return [
+    '| variant (one change from the defaults) | R@10 | Δ R@10 | nDCG@10 | Δ nDCG@10 | R@5 | R@10 per conversation (min–max) | mean query ms |',
+    '|---|---|---|---|---|---|---|---|',
+    ...reports.map((r, i) =>
+      `| ${r.name} | ${f3(r.overall.r10)} | ${i === 0 ? '' : signed(r.overall.r10 - base.overall.r10)} | ${f3(r.overall.ndcg10)} | ${i === 0 ? '' : signed(r.overall.ndcg10 - base.overall.ndcg10)} | ${f3(r.overall.r5)} | ${spread(r)} | ${r.meanQueryMs.toFixed(2)} |`,
+    ),
+  ].join('\n');
+}
+
+export interface Target {
+  r10: number;
+  ndcg10: number;
+  /** Largest allowed shortfall of any category's R@10 and nDCG@10 against the reference ranker. */
+  categoryMargin: number;
+  meanQueryMs: number;
+}
+
+/** Whether `engram` meets the target, line by line, against the `reference` ranker's categories. */
+export function targetCheck(engram: RankerReport, reference: RankerReport, target: Target): string {
+  const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const lines = [
+    `- recall@10 ≥ ${target.r10}: ${f3(engram.overall.r10)}, ${mark(engram.overall.r10 >= target.r10)}`,
+    `- nDCG@10 ≥ ${target.ndcg10}: ${f3(engram.overall.ndcg10)}, ${mark(engram.overall.ndcg10 >= target.ndcg10)}`,
+  ];
+  for (const [category, row] of Object.entries(engram.byCategory)) {
+    const ref = reference.byCategory[category]!;
+    const worst = Math.min(row.r10 - ref.r10, row.ndcg10 - ref.ndcg10);
+    lines.push(`- ${category} vs ${reference.name} (R@10 ${signed(row.r10 - ref.r10)}, nDCG@10 ${signed(row.ndcg10 - ref.ndcg10)}): ${mark(worst >= -target.categoryMargin)}`);
+  }
+  lines.push(
+    `- mean query latency < ${target.meanQueryMs} ms (embedding included): ${engram.meanQueryMs.toFixed(2)} ms wall, ${mark(engram.meanQueryMs < target.meanQueryMs)} (CPU ${engram.meanQueryCpuMs.toFixed(2)} ms; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores)`,
+  );
+  return lines.join('\n');
+}
+
+export function commitLabel(root: string): string {
+  try {
+    const sha = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
+    const dirty = execSync('git status --porcelain -- src bench', { cwd: root }).toString().trim() !== '';
+    return dirty ? `${sha} + uncommitted changes` : sha;
+  } catch {
+    return 'unknown commit';
+  }
+}
+
+/** Replaces the block between `<!-- name:start -->` and `<!-- name:end -->` (appends it when missing). */
+export function updateMarkedBlock(file: string, name: string, body: string): void {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const block = `${start}\n${body}\n${end}`;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Retrieval quality\n';
+  const from = current.indexOf(start);
+  const to = current.indexOf(end);
+  const next = from >= 0 && to > from ? current.slice(0, from) + block + current.slice(to + end.length) : `${current.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+}

@@ -1,0 +1,50 @@
+/**
+ * Ablations: Engram with one technique changed at a time, first row the defaults. `touch: false` everywhere
+ * so every variant sees the same memories (touching does not change ranking while decay counts from creation).
+ */
+import type { SearchOptions } from '../../src/index.js';
+import { engineRanker, type EngineVariant } from './rankers.js';
+import type { Ranker } from './run.js';
+
+const DAY_MS = 86_400_000;
+
+function variant(name: string, change: EngineVariant = {}): Ranker {
+  return engineRanker(name, { ...change, search: { touch: false, ...change.search } });
+}
+
+const search = (name: string, options: Partial<SearchOptions>) => variant(name, { search: options });
+
+export const ablations: Ranker[] = [
+  variant('defaults'),
+  // lexical
+  variant('no stemming (lexical.stem: false)', { engine: { lexical: { stem: false } } }),
+  variant('BM25 k1 1.6, b 0.9', { engine: { lexical: { bm25: { k: 1.6, b: 0.9, d: 0.5 } } } }),
+  variant('BM25 k1 0.9, b 0.4', { engine: { lexical: { bm25: { k: 0.9, b: 0.4, d: 0.5 } } } }),
+  // legs and fusion
+  search('lexical leg only (mode: lexical)', { mode: 'lexical' }),
+  search('vector leg only (mode: vector)', { mode: 'vector' }),
+  search('convex weights 0.6 / 0.4', { weights: { lexical: 0.6, vector: 0.4 } }),
+  search('convex weights 0.9 / 0.1', { weights: { lexical: 0.9, vector: 0.1 } }),
+  search('RRF k=60, weights 1 / 1 (engine-core default)', { fusion: 'rrf', rrfK: 60, weights: { lexical: 1, vector: 1 } }),
+  search('RRF k=15, weights 1 / 1', { fusion: 'rrf', rrfK: 15, weights: { lexical: 1, vector: 1 } }),
+  search('RRF k=15, weights 0.8 / 0.2', { fusion: 'rrf', rrfK: 15 }),
+  search('top-rank bonus on', { topRankBonus: true }),
+  // neighbour support
+  search('no neighbour support (neighbours: false)', { neighbours: false }),
+  search('neighbours window 1', { neighbours: { window: 1, weight: 0.5, lenders: 20 } }),
+  search('neighbours window 3', { neighbours: { window: 3, weight: 0.5, lenders: 20 } }),
+  search('neighbours weight 0.3', { neighbours: { window: 2, weight: 0.3, lenders: 20 } }),
+  search('neighbours weight 0.7', { neighbours: { window: 2, weight: 0.7, lenders: 20 } }),
+  search('neighbours from the best 50', { neighbours: { window: 2, weight: 0.5, lenders: 50 } }),
+  // decay
+  search('no decay (decay: false)', { decay: false }),
+  search('hyperbolic 60 d, α 0.3 (engine-core default)', { decayAlpha: 0.3 }),
+  search('hyperbolic 60 d, α 1 (undamped)', { decayAlpha: 1 }),
+  search('exponential τ 30 d, α 1', { decay: { kind: 'exponential', tauMs: 30 * DAY_MS }, decayAlpha: 1 }),
+  // diversity, similarity
+  search('no diversity (diversity: false)', { diversity: false }),
+  search('MMR λ 0.9', { diversity: { lambda: 0.9, duplicateThreshold: 0.94 } }),
+  variant('raw cosine for supersede and MMR (calibrateSimilarity: false)', { engine: { calibrateSimilarity: false } }),
+  variant('raw cosine, supersede off', { engine: { calibrateSimilarity: false, supersedeThreshold: false } }),
+  variant('supersede off (supersedeThreshold: false)', { engine: { supersedeThreshold: false } }),
+];

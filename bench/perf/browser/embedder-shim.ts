@@ -1,0 +1,55 @@
+/**
+ * Bench input adapter inside the real worker. The bench's Vite server resolves worker/index.ts's import of
+ * src/embedder/index.ts to this module (see bench/perf/browser.ts). `createEmbedder({ bench })` answers from the
+ * corpus' precomputed vectors, fetched from the same origin; any other options go to the real createEmbedder.
+ * After ingest the page asks (BroadcastChannel) to drop the corpus table, so the worker heap measured afterwards
+ * is Engram's own.
+ */
+import { corpusFromParts, queriesFromJson, type CorpusJson, type QueryJson } from '../data.js';
+import { PrecomputedEmbedder } from '../engram.js';
+import type { Embedder } from '../../../src/index.js';
+
+export interface BenchEmbedderOptions {
+  id: string;
+  dim: number;
+  queriesUrl: string;
+  /** `<stem>` of the cached corpus files; absent on reopen (stored vectors are loaded from SQLite). */
+  corpusStem?: string;
+  n?: number;
+}
+
+export const BENCH_CHANNEL = 'engram-bench';
+
+export async function createEmbedder(options: Record<string, unknown> = {}): Promise<Embedder> {
+  const bench = options.bench as BenchEmbedderOptions | undefined;
+  if (!bench) {
+    const real = await import('../../../src/embedder/index.js');
+    return real.createEmbedder(options);
+  }
+  let embedder = await build(bench);
+  const channel = new BroadcastChannel(BENCH_CHANNEL);
+  channel.onmessage = async (event) => {
+    if ((event.data as { drop?: boolean }).drop) embedder = await build({ ...bench, corpusStem: undefined });
+  };
+  // The engine keeps this object: delegate so that dropping the table takes effect.
+  return {
+    id: bench.id,
+    dim: bench.dim,
+    embed: (texts) => embedder.embed(texts),
+  };
+}
+
+async function build(bench: BenchEmbedderOptions): Promise<PrecomputedEmbedder> {
+  const embedder = new PrecomputedEmbedder(bench.id, bench.dim);
+  embedder.addQueries(queriesFromJson((await (await fetch(bench.queriesUrl)).json()) as QueryJson[]));
+  if (bench.corpusStem && bench.n) {
+    const [json, bytes] = await Promise.all([
+      fetch(`${bench.corpusStem}.json`).then((r) => r.json() as Promise<CorpusJson>),
+      fetch(`${bench.corpusStem}.f32`).then((r) => r.arrayBuffer()),
+    ]);
+    const n = bench.n;
+    const corpus = corpusFromParts({ texts: json.texts.slice(0, n), createdAt: json.createdAt.slice(0, n), topics: json.topics.slice(0, n) }, new Float32Array(bytes, 0, n * bench.dim), bench.dim);
+    embedder.addCorpus(corpus);
+  }
+  return embedder;
+}

@@ -1,0 +1,165 @@
+/**
+ * `npm run bench:worker [-- --sizes 10000,100000 --rounds 3]`: the worker and its store in headless Chromium with
+ * a persistent profile (real OPFS; incognito OPFS is an in-memory emulation).
+ *
+ * - storage backends: the three wa-sqlite VFSs and plain IndexedDB (one object per memory) on the same 10k writes;
+ * - ingest memories/s end to end with the built-in model (page → worker → embedding → SQLite → indexes);
+ * - cold open (a new worker to the first answer, and to the first answer using the model) at each size;
+ * - bytes on disk per memory; what a cold open spends its time on; a follower tab's latency against the leader's.
+ *
+ * Prints a report and writes bench/results/worker.json. The large databases are seeded through the store with
+ * real model vectors (the engine's per-memory supersede check would make seeding 100k through `add` very slow).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { createServer } from 'vite';
+import { CHROMIUM_PATH, chromiumArgs } from '../test/browser/harness.js';
+import { World } from './perf/data.js';
+import { benchWords, corpusStem, loadCorpus } from './perf/node-data.js';
+import { repoRoot, resultsDir } from './perf/paths.js';
+import type { WorkerBench } from './worker/page.js';
+
+function option(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
+}
+const sizes = option('sizes', '10000,100000').split(',').map(Number);
+const rounds = Number(option('rounds', '3'));
+const INGEST_BATCH = 1000;
+const VFS_N = 10_000;
+
+function log(message: string): void {
+  console.log(`[bench worker ${new Date().toISOString().slice(11, 19)}] ${message}`);
+}
+
+/** Calls `window.workerBench[method](...args)` in the page. */
+function call<M extends keyof WorkerBench>(page: Page, method: M, ...args: Parameters<WorkerBench[M]>): Promise<Awaited<ReturnType<WorkerBench[M]>>> {
+  return page.evaluate(
+    ([m, a]) => (window as unknown as { workerBench: Record<string, (...x: unknown[]) => unknown> }).workerBench[m]!(...a),
+    [method, args] as const,
+  ) as Promise<Awaited<ReturnType<WorkerBench[M]>>>;
+}
+
+async function openPage(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (error) => log(`page error: ${error.message}`));
+  page.on('console', (message) => message.type() === 'error' && log(`page console: ${message.text()}`));
+  await page.goto(url);
+  await page.waitForFunction(() => 'workerBench' in window, undefined, { timeout: 120_000 });
+  return page;
+}
+
+const round = (x: number, digits = 0) => Number(x.toFixed(digits));
+
+async function main(): Promise<void> {
+  const world = new World(benchWords());
+  const largest = Math.max(VFS_N, ...sizes);
+  loadCorpus(world, largest); // generated once, cached under bench/results/cache/ (served to the page)
+  const stem = `/bench/results/cache/${corpusStem(largest, world.seed)}`;
+
+  const server = await createServer({
+    configFile: resolve(repoRoot, 'vite.config.ts'),
+    // Other people edit the tree while the bench runs: no watching, no reloads; its own optimizer cache.
+    server: { port: 0, host: '127.0.0.1', open: false, hmr: false, watch: null },
+    cacheDir: resolve(repoRoot, 'node_modules/.vite-bench-worker'),
+    optimizeDeps: { include: ['comlink', 'minisearch', 'idb'] },
+    logLevel: 'warn',
+  });
+  await server.listen();
+  const address = server.httpServer?.address();
+  if (!address || typeof address === 'string') throw new Error('bench: vite server has no port');
+  const url = `http://127.0.0.1:${address.port}/bench/worker/index.html`;
+  const profile = mkdtempSync(join(tmpdir(), 'engram-bench-worker-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs(false) });
+  const results: Record<string, unknown> = { date: new Date().toISOString(), chromium: context.browser()?.version(), sizes, rounds };
+  try {
+    const page = await openPage(context, url);
+    log(`corpus: ${await call(page, 'setup', stem)} memories`);
+
+    const backends: Record<string, unknown> = {};
+    for (const backend of ['opfs', 'opfs-pool', 'idb', 'indexeddb'] as const) {
+      backends[backend] = await call(page, 'backends', backend, VFS_N, 500);
+      log(`backend ${backend}: ${JSON.stringify(backends[backend])}`);
+    }
+    results.backends = backends;
+
+    const first = sizes[0] ?? 10_000;
+    const ingestName = `bench-ingest-${first}`;
+    const ingest = await call(page, 'ingest', ingestName, first, INGEST_BATCH);
+    log(`ingest ${first} with the built-in model: ${JSON.stringify(ingest)}`);
+    results.ingest = { n: first, ...ingest };
+
+    const cold: Record<string, unknown>[] = [];
+    for (const n of sizes) {
+      let name = ingestName;
+      if (n !== first) {
+        name = `bench-seeded-${n}`;
+        const seeded = await call(page, 'seed', name, n, 2000);
+        log(`seeded ${n} through the store: ${JSON.stringify(seeded)}`);
+        cold.push({ n, seeded });
+      }
+      const open = await call(page, 'coldOpen', name, rounds);
+      const breakdown = await call(page, 'breakdown', name, ingest.embedder);
+      log(`cold open at ${n}: ${JSON.stringify(open)}; parts ${JSON.stringify(breakdown.parts)}`);
+      cold.push({ n, ...open, parts: breakdown.parts });
+    }
+    results.coldOpen = cold;
+
+    // Two tabs on one database: the second page's calls travel to the first page's worker.
+    const follower = await openPage(context, url);
+    await call(page, 'openShared', ingestName);
+    await call(follower, 'openShared', ingestName);
+    const leaderLatency = await call(page, 'sharedLatency', 100);
+    const followerLatency = await call(follower, 'sharedLatency', 100);
+    await call(follower, 'closeShared');
+    await call(page, 'closeShared');
+    results.tabs = { leader: leaderLatency, follower: followerLatency };
+    log(`two tabs: leader ${JSON.stringify(leaderLatency)}, follower ${JSON.stringify(followerLatency)}`);
+  } finally {
+    await context.close();
+    await server.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, 'worker.json'), JSON.stringify(results, null, 1));
+  report(results);
+}
+
+/** The figures as Markdown tables (pasted into docs/worker.md). */
+function report(results: Record<string, unknown>): void {
+  const backends = results.backends as Record<string, { ingestPerSec: number; singleCommitMs: number; reopenMs: number; loadMs: number }>;
+  const idb = backends.indexeddb;
+  console.log(`\n## Storage backends, ${VFS_N.toLocaleString('en')} memories with 100-d vectors (batches of 500)\n`);
+  console.log('| backend | ingest memories/s | × IndexedDB | one-memory commit ms | reopen + load all ms | × IndexedDB |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [name, b] of Object.entries(backends)) {
+    const load = b.reopenMs + b.loadMs;
+    const idbLoad = idb ? idb.reopenMs + idb.loadMs : NaN;
+    console.log(`| ${name} | ${round(b.ingestPerSec)} | ${round(b.ingestPerSec / (idb?.ingestPerSec ?? NaN), 2)} | ${round(b.singleCommitMs, 2)} | ${round(load)} | ${round(idbLoad / load, 2)} faster |`);
+  }
+  const ingest = results.ingest as { n: number; perSec: number; bytesPerMemory: number; modelReadyMs: number; embedder: string };
+  console.log(`\n## End to end (${ingest.embedder})\n`);
+  console.log(`- ingest: ${round(ingest.perSec)} memories/s over ${ingest.n.toLocaleString('en')} (target 2,000: ${round(ingest.perSec / 2000, 2)}×)`);
+  console.log(`- first start to model ready: ${round(ingest.modelReadyMs)} ms`);
+  console.log('\n| memories | lexical index | cold open → first answer ms | → first hybrid answer ms | × target 1,500 ms | bytes on disk / memory |');
+  console.log('|---|---|---|---|---|---|');
+  type Open = { firstAnswerMs: number; hybridMs: number } | null;
+  for (const row of results.coldOpen as { n: number; rebuilt?: Open; snapshot?: Open; bytesPerMemory?: number }[]) {
+    for (const source of ['rebuilt', 'snapshot'] as const) {
+      const open = row[source];
+      if (!open) continue;
+      console.log(
+        `| ${row.n.toLocaleString('en')} | ${source} | ${round(open.firstAnswerMs)} | ${round(open.hybridMs)} | ${round(open.firstAnswerMs / 1500, 2)} | ${round(row.bytesPerMemory ?? NaN)} |`,
+      );
+    }
+  }
+  for (const row of results.coldOpen as { n: number; parts?: Record<string, number> }[]) {
+    if (row.parts) console.log(`- parts at ${row.n.toLocaleString('en')}: ${Object.entries(row.parts).map(([k, v]) => `${k} ${round(v)} ms`).join('; ')}`);
+  }
+  const tabs = results.tabs as { leader: { searchMs: number; addMs: number }; follower: { searchMs: number; addMs: number } };
+  console.log(`\n- two tabs, median ms: leader search ${round(tabs.leader.searchMs, 1)}, add ${round(tabs.leader.addMs, 1)}; follower search ${round(tabs.follower.searchMs, 1)}, add ${round(tabs.follower.addMs, 1)}`);
+}
+
+await main();

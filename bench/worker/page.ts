@@ -1,0 +1,126 @@
+/**
+ * Engram as users run it (`createMemory`: the real worker, SQLite on OPFS, the built-in model) plus store-level
+ * comparisons in a dedicated worker (store-worker.ts). Driven by bench/worker.ts through `window.workerBench`.
+ */
+import * as Comlink from 'comlink';
+import { createMemory, type Memory } from '../../src/index.js';
+import type { Backend, StoreBench } from './store-worker.js';
+
+let texts: string[] = [];
+let createdAt: number[] = [];
+
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function storeWorker<T>(run: (bench: Comlink.Remote<StoreBench>) => Promise<T>): Promise<T> {
+  const worker = new Worker(new URL('./store-worker.ts', import.meta.url), { type: 'module' });
+  return run(Comlink.wrap<StoreBench>(worker)).finally(() => worker.terminate());
+}
+
+/** Until the model is attached and every memory has its vector. */
+async function untilHybrid(memory: Memory, timeoutMs = 600_000): Promise<string> {
+  const start = performance.now();
+  for (;;) {
+    const status = await memory.status();
+    if (status.error) throw new Error(`bench: ${status.error.code}: ${status.error.message}`);
+    if (status.embedder && !status.indexing) return status.embedder;
+    if (performance.now() - start > timeoutMs) throw new Error(`bench: model not ready: ${JSON.stringify(status)}`);
+    await sleep(10);
+  }
+}
+
+/** The database file and its write-ahead log, as OPFS holds them. */
+async function bytesOnDisk(name: string): Promise<number> {
+  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
+  let total = 0;
+  for (const suffix of ['', '-wal', '-journal']) {
+    total += await dir.getFileHandle(`${name}.sqlite3${suffix}`).then((h) => h.getFile()).then((f) => f.size, () => 0);
+  }
+  return total;
+}
+
+let shared: Memory | null = null;
+
+const bench = {
+  async setup(stem: string): Promise<number> {
+    const json = (await (await fetch(`${stem}.json`)).json()) as { texts: string[]; createdAt: number[] };
+    ({ texts, createdAt } = json);
+    return texts.length;
+  },
+
+  backends: (backend: Backend, n: number, batch: number) => storeWorker((b) => b.backends(backend, texts.slice(0, n), batch)),
+
+  seed: (name: string, n: number, batch: number) => storeWorker((b) => b.seed(name, texts.slice(0, n), createdAt.slice(0, n), batch)),
+
+  breakdown: (name: string, embedderId: string) => storeWorker((b) => b.breakdown(name, embedderId, texts[7] ?? 'x')),
+
+  /** End to end: page → worker → embedding → SQLite → indexes, in batches as an app would add them. */
+  async ingest(name: string, n: number, batch: number) {
+    let t = performance.now();
+    const memory = await createMemory({ name, persist: false });
+    const embedder = await untilHybrid(memory);
+    const modelReadyMs = performance.now() - t;
+    t = performance.now();
+    for (let s = 0; s < n; s += batch) {
+      await memory.add(texts.slice(s, s + batch).map((text, j) => ({ text, createdAt: createdAt[s + j] })));
+    }
+    const perSec = n / ((performance.now() - t) / 1000);
+    await memory.close();
+    return { embedder, modelReadyMs, perSec, bytesPerMemory: (await bytesOnDisk(name)) / n };
+  },
+
+  /**
+   * A new worker on an existing database: until the first answer (lexical), and until the model answers too.
+   * The first round may rebuild the lexical index (and save its snapshot on close); later rounds restore it.
+   */
+  async coldOpen(name: string, rounds: number) {
+    const runs: { firstAnswerMs: number; hybridMs: number; lexicalIndex: string }[] = [];
+    let count = 0;
+    for (let round = 0; round < rounds; round++) {
+      const t = performance.now();
+      const memory = await createMemory({ name, persist: false });
+      await memory.search(texts[11] ?? 'x', { touch: false });
+      const firstAnswerMs = performance.now() - t;
+      const { lexicalIndex } = await memory.status();
+      await untilHybrid(memory);
+      const result = await memory.search(texts[11] ?? 'x', { touch: false });
+      if (result.trace.mode !== 'hybrid') throw new Error(`bench: expected a hybrid answer, got ${result.trace.mode}`);
+      runs.push({ firstAnswerMs, hybridMs: performance.now() - t, lexicalIndex });
+      count = await memory.count();
+      await memory.close();
+    }
+    const of = (source: string) => runs.filter((r) => r.lexicalIndex === source);
+    const summary = (rs: typeof runs) => (rs.length ? { firstAnswerMs: median(rs.map((r) => r.firstAnswerMs)), hybridMs: median(rs.map((r) => r.hybridMs)) } : null);
+    return { count, rebuilt: summary(of('rebuilt')), snapshot: summary(of('snapshot')), bytesPerMemory: (await bytesOnDisk(name)) / count };
+  },
+
+  /** Opens `name` in this page; with two pages, the second one is a follower of the first. */
+  async openShared(name: string) {
+    shared = await createMemory({ name, persist: false });
+    await untilHybrid(shared);
+  },
+
+  /** Median latency of a search and of a one-memory add, from this page. */
+  async sharedLatency(rounds: number) {
+    if (!shared) throw new Error('bench: openShared first');
+    const search: number[] = [];
+    const add: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      let t = performance.now();
+      await shared.search(texts[i] ?? 'x', { touch: false });
+      search.push(performance.now() - t);
+      t = performance.now();
+      await shared.add({ text: `latency probe ${i} ${texts[i + 1] ?? ''}` });
+      add.push(performance.now() - t);
+    }
+    return { searchMs: median(search), addMs: median(add) };
+  },
+
+  async closeShared() {
+    await shared?.close();
+    shared = null;
+  },
+};
+
+export type WorkerBench = typeof bench;
+(window as unknown as { workerBench: WorkerBench }).workerBench = bench;

@@ -1,0 +1,167 @@
+/// <reference lib="webworker" />
+/**
+ * Store-level measurements in a dedicated worker (where OPFS sync handles exist): the three wa-sqlite VFSs and
+ * plain IndexedDB on the same writes and reads, seeding a large database with real embeddings, and the parts of
+ * a cold open. Driven by bench/worker/page.ts.
+ */
+import * as Comlink from 'comlink';
+import { openDB } from 'idb';
+import { createEmbedder } from '../../src/embedder/index.js';
+import { createEngine } from '../../src/engine.js';
+import type { MemoryRecord } from '../../src/types.js';
+import type { SqliteBackend } from '../../worker/sqlite.js';
+import { openSqliteStore } from '../../worker/sqlite-store.js';
+import { readSnapshot } from '../../worker/snapshots.js';
+
+export type Backend = SqliteBackend | 'indexeddb';
+const DIM = 100;
+
+function record(i: number, text: string, createdAt: number): MemoryRecord {
+  return { id: `m${i}`, text, createdAt, priority: 1, pinned: false, tags: [], accessCount: 0 };
+}
+
+/** Unit-length stand-ins: write and read costs do not depend on the values. */
+function vectors(from: number, count: number): Float32Array {
+  const data = new Float32Array(count * DIM);
+  for (let i = 0; i < data.length; i++) data[i] = Math.sin(from * DIM + i) / Math.sqrt(DIM / 2);
+  return data;
+}
+
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** The same three operations on each backend: batched ingest, single-memory commits, reopen and load all. */
+interface Target {
+  write(records: MemoryRecord[], data: Float32Array): Promise<void>;
+  close(): Promise<void>;
+  loadAll(): Promise<number>;
+}
+
+async function openTarget(backend: Backend, name: string): Promise<Target> {
+  if (backend === 'indexeddb') {
+    // The obvious peer: one object per memory, vectors as Float32Arrays, one transaction per batch.
+    const db = await openDB(name, 1, {
+      upgrade(db) {
+        db.createObjectStore('memories', { keyPath: 'id' });
+        db.createObjectStore('vectors');
+      },
+    });
+    return {
+      async write(records, data) {
+        const tx = db.transaction(['memories', 'vectors'], 'readwrite', { durability: 'strict' });
+        const memories = tx.objectStore('memories');
+        const vectorStore = tx.objectStore('vectors');
+        records.forEach((r, i) => {
+          void memories.put(r);
+          void vectorStore.put(data.slice(i * DIM, (i + 1) * DIM), r.id);
+        });
+        await tx.done;
+      },
+      async close() {
+        db.close();
+      },
+      async loadAll() {
+        const [records, vecs] = await Promise.all([db.getAll('memories'), db.getAll('vectors')]);
+        return Math.min(records.length, vecs.length);
+      },
+    };
+  }
+  const store = await openSqliteStore({ name, backend });
+  return {
+    write: (records, data) => store.write({ put: records, vectors: { embedderId: 'bench', dim: DIM, ids: records.map((r) => r.id), data } }),
+    close: () => store.close(),
+    async loadAll() {
+      const [records, vecs] = [await store.loadRecords(), await store.loadVectors('bench', DIM)];
+      return Math.min(records.length, vecs.ids.length);
+    },
+  };
+}
+
+const api = {
+  async backends(backend: Backend, texts: string[], batch: number) {
+    const name = `bench-vfs-${backend}-${Date.now()}`;
+    let t = performance.now();
+    let target = await openTarget(backend, name);
+    const openMs = performance.now() - t;
+    t = performance.now();
+    for (let s = 0; s < texts.length; s += batch) {
+      const end = Math.min(texts.length, s + batch);
+      await target.write(texts.slice(s, end).map((text, j) => record(s + j, text, 1.7e12 + s + j)), vectors(s, end - s));
+    }
+    const ingestPerSec = texts.length / ((performance.now() - t) / 1000);
+    const singles: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const t1 = performance.now();
+      await target.write([record(texts.length + i, `single ${i}`, 1.8e12)], vectors(i, 1));
+      singles.push(performance.now() - t1);
+    }
+    await target.close();
+    t = performance.now();
+    target = await openTarget(backend, name);
+    const reopenMs = performance.now() - t;
+    t = performance.now();
+    const loaded = await target.loadAll();
+    const loadMs = performance.now() - t;
+    await target.close();
+    return { openMs, ingestPerSec, singleCommitMs: median(singles), reopenMs, loadMs, loaded };
+  },
+
+  /** Fills `name` with real built-in-model vectors, bypassing the engine (for the large cold-open database). */
+  async seed(name: string, texts: string[], createdAt: number[], batch: number) {
+    const embedder = await createEmbedder();
+    const store = await openSqliteStore({ name, backend: 'opfs' });
+    const existing = await store.count();
+    let embedMs = 0;
+    let writeMs = 0;
+    for (let s = existing; s < texts.length; s += batch) {
+      const slice = texts.slice(s, s + batch);
+      let t = performance.now();
+      const vecs = await embedder.embed(slice);
+      embedMs += performance.now() - t;
+      const data = new Float32Array(slice.length * embedder.dim);
+      vecs.forEach((v, i) => data.set(v, i * embedder.dim));
+      t = performance.now();
+      await store.write({
+        put: slice.map((text, j) => record(s + j, text, createdAt[s + j] ?? 0)),
+        vectors: { embedderId: embedder.id, dim: embedder.dim, ids: slice.map((_, j) => `m${s + j}`), data },
+      });
+      writeMs += performance.now() - t;
+    }
+    await store.close();
+    await embedder.dispose();
+    const seeded = texts.length - existing;
+    return { embedder: embedder.id, seeded, embedPerSec: seeded / (embedMs / 1000), writePerSec: seeded / (writeMs / 1000) };
+  },
+
+  /** The parts of a cold open, one after the other, as the worker does them. */
+  async breakdown(name: string, embedderId: string, query: string) {
+    const parts: Record<string, number> = {};
+    let t = performance.now();
+    const store = await openSqliteStore({ name, backend: 'opfs' });
+    parts['open SQLite'] = performance.now() - t;
+    t = performance.now();
+    const records = await store.loadRecords();
+    parts['load records'] = performance.now() - t;
+    t = performance.now();
+    await store.loadVectors(embedderId, DIM);
+    parts['load vectors'] = performance.now() - t;
+    t = performance.now();
+    const snapshot = await readSnapshot(store);
+    parts['read index snapshot'] = performance.now() - t;
+    t = performance.now();
+    const rebuilt = await createEngine({ store, embedder: null, indexSnapshot: null });
+    parts['engine open, rebuilding the lexical index (loads records again)'] = performance.now() - t;
+    t = performance.now();
+    await rebuilt.search(query, { touch: false });
+    parts['first lexical search'] = performance.now() - t;
+    if (snapshot) {
+      t = performance.now();
+      const restored = await createEngine({ store, embedder: null, indexSnapshot: snapshot });
+      parts[`engine open from the snapshot (${restored.lexicalSource})`] = performance.now() - t;
+    }
+    await store.close();
+    return { n: records.length, parts };
+  },
+};
+
+export type StoreBench = typeof api;
+Comlink.expose(api);

@@ -1,0 +1,147 @@
+/// <reference lib="webworker" />
+import * as Comlink from 'comlink';
+import { isEngramError } from '../../../src/errors.js';
+import type { MemoryRecord } from '../../../src/types.js';
+import { storeSpec } from '../../spec/store-spec.js';
+import { openSqliteStore } from '../../../worker/sqlite-store.js';
+import { Connection, type SqliteBackend } from '../../../worker/sqlite.js';
+
+export interface SpecResult {
+  name: string;
+  error: string | null;
+}
+
+let opened = 0;
+const uniqueName = (prefix: string) => `${prefix}-${Date.now()}-${opened++}`;
+
+function describe(error: unknown): string {
+  if (isEngramError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function memory(i: number, text = `memory ${i}`): MemoryRecord {
+  return { id: `m${i}`, text, createdAt: 1_700_000_000_000 + i, priority: 1, pinned: false, tags: [], accessCount: 0 };
+}
+
+const lab = {
+  /** Rows in a database's memories table, read straight from SQLite (no engine). */
+  async countRows(backend: SqliteBackend, name: string): Promise<number> {
+    const store = await openSqliteStore({ name, backend });
+    try {
+      return await store.count();
+    } finally {
+      await store.close();
+    }
+  },
+
+  /** Runs every case of the shared store spec against a fresh database of `backend`. */
+  async runSpec(backend: SqliteBackend): Promise<SpecResult[]> {
+    const results: SpecResult[] = [];
+    for (const spec of storeSpec) {
+      const name = uniqueName(`spec-${backend}`);
+      try {
+        await spec.run(() => openSqliteStore({ name, backend }));
+        results.push({ name: spec.name, error: null });
+      } catch (error) {
+        results.push({ name: spec.name, error: error instanceof Error ? `${describe(error)}\n${error.stack}` : describe(error) });
+      }
+    }
+    return results;
+  },
+
+  /** More rows than one load chunk: every record and every vector row comes back, each with its own values. */
+  async largeRoundTrip(backend: SqliteBackend, n: number) {
+    const name = uniqueName(`large-${backend}`);
+    const dim = 8;
+    const store = await openSqliteStore({ name, backend });
+    for (let start = 0; start < n; start += 5000) {
+      const put = Array.from({ length: Math.min(5000, n - start) }, (_, j) => memory(start + j));
+      const data = new Float32Array(put.length * dim).map((_, k) => start * dim + k + 0.5);
+      await store.write({ put, vectors: { embedderId: 'e', dim, ids: put.map((r) => r.id), data } });
+    }
+    await store.close();
+    const reopened = await openSqliteStore({ name, backend });
+    const records = await reopened.loadRecords();
+    const vectors = await reopened.loadVectors('e', dim);
+    await reopened.close();
+    let wrongVectors = 0;
+    vectors.ids.forEach((id, row) => {
+      const i = Number(id.slice(1));
+      for (let k = 0; k < dim; k++) if (vectors.data[row * dim + k] !== i * dim + k + 0.5) wrongVectors++;
+    });
+    return {
+      records: records.length,
+      distinctRecords: new Set(records.map((r) => r.id)).size,
+      inInsertionOrder: records.every((r, i) => r.id === `m${i}`),
+      vectors: vectors.ids.length,
+      distinctVectors: new Set(vectors.ids).size,
+      wrongVectors,
+    };
+  },
+
+  /** A database written by a newer Engram (user_version 99) is refused and left byte-for-byte alone. */
+  async openNewerSchema(backend: SqliteBackend) {
+    const name = uniqueName(`newer-${backend}`);
+    const store = await openSqliteStore({ name, backend });
+    await store.write({ put: [memory(1)] });
+    await store.close();
+    const bump = await Connection.open(backend, name);
+    await bump.exec('PRAGMA user_version = 99');
+    await bump.close();
+    const error = await openSqliteStore({ name, backend }).then(
+      async (store) => {
+        await store.close();
+        return null;
+      },
+      (e: unknown) => e,
+    );
+    const check = await Connection.open(backend, name);
+    const version = await check.scalar('PRAGMA user_version');
+    const rows = await check.scalar('SELECT count(*) FROM memories');
+    const mode = await check.scalar('PRAGMA journal_mode');
+    await check.close();
+    return { code: isEngramError(error) ? error.code : describe(error), message: describe(error), version, rows, mode };
+  },
+
+  /**
+   * Fills the database until the (test-lowered) quota stops it. Returns what the failing write said and
+   * what the store still reads afterwards.
+   */
+  async fillUntilQuota(backend: SqliteBackend) {
+    const name = uniqueName(`quota-${backend}`);
+    const store = await openSqliteStore({ name, backend });
+    await store.write({ put: [memory(0), memory(1)], meta: { k: 'before' } });
+    const big = 'x'.repeat(200_000);
+    let stored = 2;
+    let failure: unknown = null;
+    for (let batch = 0; batch < 500 && !failure; batch++) {
+      const put = Array.from({ length: 10 }, (_, j) => memory(stored + j, big + (stored + j)));
+      try {
+        await store.write({ put, meta: { k: `batch ${batch}` } });
+        stored += put.length;
+      } catch (error) {
+        failure = error;
+      }
+    }
+    const records = await store.loadRecords();
+    const after = {
+      count: await store.count(),
+      ids: records.length,
+      meta: await store.readMeta('k'),
+      lastIntact: records.every((r) => r.id === 'm0' || r.id === 'm1' || r.text === big + r.id.slice(1)),
+    };
+    // A small write still fails or succeeds cleanly; either way the data stays readable.
+    const small = await store.write({ put: [memory(999_999)] }).then(
+      () => 'ok',
+      (e: unknown) => (isEngramError(e) ? e.code : describe(e)),
+    );
+    await store.close();
+    const reopened = await openSqliteStore({ name, backend });
+    const countAfterReopen = await reopened.count();
+    await reopened.close();
+    return { stored, code: isEngramError(failure) ? failure.code : describe(failure), message: describe(failure), after, small, countAfterReopen };
+  },
+};
+
+export type StoreLab = typeof lab;
+Comlink.expose(lab);

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { storeSpec } from '../spec/store-spec.js';
+import { baseURL, launchPersistent, openBlankPage, tempProfileDir } from './harness.js';
+import type { SpecResult, StoreLab } from './pages/store-lab-worker.js';
+
+// The SQLite store (worker/sqlite-store.ts) in real Chromium: real OPFS and IndexedDB, real wa-sqlite.
+// A persistent profile, because incognito OPFS is an in-memory emulation (and ~100× slower).
+const profile = tempProfileDir();
+let context: BrowserContext;
+let page: Page;
+
+declare global {
+  interface Window {
+    lab: import('comlink').Remote<StoreLab>;
+  }
+}
+
+beforeAll(async () => {
+  context = await launchPersistent(profile.dir);
+  page = await openBlankPage(context, '/test/browser/pages/store-lab.html');
+  await page.waitForFunction(() => window.lab !== undefined);
+});
+
+afterAll(async () => {
+  await context?.close();
+  profile.dispose();
+});
+
+describe.each(['opfs', 'idb'] as const)('store spec on SQLite/%s', (backend) => {
+  let results: SpecResult[] = [];
+  beforeAll(async () => {
+    results = await page.evaluate((b) => window.lab.runSpec(b), backend);
+  });
+
+  test('every spec case ran', () => {
+    expect(results.map((r) => r.name)).toEqual(storeSpec.map((c) => c.name));
+  });
+
+  test.each(storeSpec.map((c) => c.name))('%s', (name) => {
+    const result = results.find((r) => r.name === name);
+    expect(result?.error ?? null, result?.error ?? '').toBeNull();
+  });
+});
+
+test('25,000 records and vectors (several load chunks) come back whole and in order', async () => {
+  const n = 25_000;
+  const outcome = await page.evaluate((n) => window.lab.largeRoundTrip('opfs', n), n);
+  expect(outcome).toEqual({ records: n, distinctRecords: n, inInsertionOrder: true, vectors: n, distinctVectors: n, wrongVectors: 0 });
+});
+
+test.each(['opfs', 'idb'] as const)('a database from a newer Engram is refused with SCHEMA_TOO_NEW and left untouched (%s)', async (backend) => {
+  const outcome = await page.evaluate((b) => window.lab.openNewerSchema(b), backend);
+  expect(outcome.code, outcome.message).toBe('SCHEMA_TOO_NEW');
+  expect(outcome).toMatchObject({ version: 99, rows: 1 });
+});
+
+test.each(['opfs', 'idb'] as const)('a full disk surfaces as QUOTA_EXCEEDED and the data stored before stays readable (%s)', async (backend) => {
+  const cdp = await context.newCDPSession(page);
+  // Quota counts everything the origin stores, so each run gets the room it uses plus a few batches' worth
+  // (fewer for IndexedDB, whose VFS writes large pages slowly).
+  const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+  const room = (backend === 'opfs' ? 20 : 4) * 2 ** 20;
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL()).origin, quotaSize: used + room });
+  try {
+    const outcome = await page.evaluate((b) => window.lab.fillUntilQuota(b), backend);
+    expect(outcome.code, outcome.message).toBe('QUOTA_EXCEEDED');
+    expect(outcome.stored).toBeGreaterThan(2);
+    // Nothing of the failed write, everything before it.
+    expect(outcome.after).toEqual({ count: outcome.stored, ids: outcome.stored, meta: `batch ${(outcome.stored - 2) / 10 - 1}`, lastIntact: true });
+    expect(outcome.countAfterReopen).toBe(outcome.stored + (outcome.small === 'ok' ? 1 : 0));
+  } finally {
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL()).origin });
+  }
+});

@@ -1,0 +1,143 @@
+import { createEngine, type Engine } from '../src/engine.js';
+import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
+import type { EmbedderOptions } from '../src/embedder/index.js';
+import type { MemoryStatus, MethodName, StorageKind, WireEmbedderOptions } from '../src/remote.js';
+import type { Embedder, MemoryInput, Progress } from '../src/types.js';
+import { openStore } from './open-store.js';
+import { readSnapshot, SnapshotKeeper } from './snapshots.js';
+
+/** Every call a Memory can make of the worker that holds the database. `status` rides along with the methods. */
+export type HostMethod = MethodName | 'status';
+
+export interface Host {
+  /**
+   * Runs one method on the engine. `retry` marks a call re-sent after the tab that first received it went away:
+   * an `add` whose memories are all there already was committed then and is answered with its ids.
+   */
+  call(method: HostMethod, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export type EmbedderLoader = (options: WireEmbedderOptions, onProgress?: EmbedderOptions['onProgress']) => Promise<Embedder>;
+
+export interface HostOptions {
+  name: string;
+  storage: StorageKind;
+  embedder: WireEmbedderOptions | null;
+  onModelProgress?: EmbedderOptions['onProgress'];
+  loadEmbedder: EmbedderLoader;
+}
+
+/**
+ * Opens the store and the engine. The engine starts lexical-only so searches are answered at once; the model
+ * loads meanwhile and is attached when ready (the engine then embeds whatever has no vector, in the background).
+ */
+export async function openHost(options: HostOptions): Promise<Host> {
+  let lastError: EngramError | null = null;
+  const store = await openStore(options.name, options.storage);
+  const onBackgroundError = (error: unknown) => (lastError = toEngramError(error, ErrorCode.STORE_FAILED, 'background work failed'));
+  const engine = await createEngine({ store, embedder: null, indexSnapshot: await readSnapshot(store), onBackgroundError }).catch(
+    async (error: unknown) => {
+      await store.close().catch(() => undefined);
+      throw error;
+    },
+  );
+  const snapshots = new SnapshotKeeper(engine, store, onBackgroundError);
+
+  let embedder: Embedder | null = null;
+  if (options.embedder) {
+    const embedderOptions = options.embedder;
+    void (async () => {
+      try {
+        embedder = await options.loadEmbedder(embedderOptions, options.onModelProgress);
+        await engine.setEmbedder(yielding(embedder));
+      } catch (error) {
+        lastError = toEngramError(error, ErrorCode.EMBEDDER_FAILED, 'could not load the embedder; search stays lexical');
+      }
+    })();
+  }
+
+  const status = async (): Promise<MemoryStatus> => ({
+    storage: options.storage,
+    persisted: store.persistent && (await navigator.storage?.persisted?.().catch(() => false)) === true,
+    count: await engine.count(),
+    embedder: engine.embedder?.id ?? null,
+    indexing: engine.indexing(),
+    lexicalIndex: engine.lexicalSource,
+    error: lastError && { code: lastError.code, message: lastError.message },
+  });
+
+  return {
+    async call(method, args, onProgress, retry = false) {
+      const result = await dispatch(method, args, onProgress, retry);
+      if (CHANGES.has(method)) snapshots.changed();
+      return result;
+    },
+    async close() {
+      await snapshots.flush().catch(onBackgroundError);
+      await engine.close();
+      await (embedder as Embedder | null)?.dispose?.();
+    },
+  };
+
+  async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean): Promise<unknown> {
+    switch (method) {
+      case 'status':
+        return status();
+      case 'add':
+        if (retry && (await alreadyAdded(engine, args[0]))) return idsOf(args[0]);
+        return engine.add(args[0] as MemoryInput | MemoryInput[], { onProgress });
+      case 'import':
+        return engine.import(args[0] as Parameters<Engine['import']>[0], { onProgress });
+      default: {
+        const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
+        return run.apply(engine, args);
+      }
+    }
+  }
+}
+
+/** Methods that change memories (and so the lexical index). */
+const CHANGES = new Set<HostMethod>(['add', 'update', 'remove', 'pin', 'import']);
+
+/**
+ * The same embedder, letting the worker answer calls between batches: a model run does not yield to the event
+ * loop, so without this, re-embedding thousands of memories in the background would hold every search until done.
+ */
+function yielding(embedder: Embedder): Embedder {
+  const wrapped = Object.create(embedder) as Embedder;
+  wrapped.embed = async (texts) => {
+    await nextTask();
+    return embedder.embed(texts);
+  };
+  return wrapped;
+}
+
+/** Resolves in a new task (after messages already queued), without setTimeout's clamping. */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
+function idsOf(input: unknown): string[] | null {
+  const list = Array.isArray(input) ? input : [input];
+  const ids = list.map((item: unknown) => (typeof item === 'object' && item !== null ? (item as MemoryInput).id : undefined));
+  return ids.every((id): id is string => typeof id === 'string') ? ids : null;
+}
+
+/** Adds are atomic, so one stored id of the call means all of them are. The worker gives every input an id up front. */
+async function alreadyAdded(engine: Engine, input: unknown): Promise<boolean> {
+  const ids = idsOf(input);
+  if (!ids || ids.length === 0) return false;
+  return (await engine.get(ids[0] as string)) !== null;
+}
+
+export function closedError(): EngramError {
+  return new EngramError(ErrorCode.CLOSED, 'this memory is closed');
+}

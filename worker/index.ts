@@ -1,0 +1,85 @@
+/// <reference lib="webworker" />
+/**
+ * The Engram worker: `createMemory` (src/client.ts) spawns it and talks to it through Comlink. It owns the
+ * database (or joins the tab that does, see leader.ts) and answers the Memory API.
+ */
+import * as Comlink from 'comlink';
+import { EngramError, ErrorCode } from '../src/errors.js';
+import { resolveSearchOptions } from '../src/options.js';
+import { newId } from '../src/records.js';
+import { installErrorTransfer, type WorkerApi, type WorkerOpenOptions } from '../src/remote.js';
+import { closedError, openHost, type EmbedderLoader, type Host } from './host.js';
+import { joinGroup } from './leader.js';
+import { resolveStorage } from './open-store.js';
+import { checkDatabaseName } from './sqlite-store.js';
+
+installErrorTransfer();
+
+const loadEmbedder: EmbedderLoader = async (options, onProgress) => {
+  const { createEmbedder } = await import('../src/embedder/index.js');
+  return createEmbedder({ ...options, ...(onProgress ? { onProgress } : {}) });
+};
+
+let host: Host | null = null;
+let opening: Promise<void> | null = null;
+let closed = false;
+let searchDefaults: WorkerOpenOptions['search'] = {};
+
+function open(): Host {
+  if (closed) throw closedError();
+  if (!host) throw new EngramError(ErrorCode.WORKER_FAILED, 'the worker is not open yet: call open() first');
+  return host;
+}
+
+/** Gives every input without an id one now, so a call re-sent to another tab's worker cannot add twice. */
+function withIds(input: unknown): unknown {
+  const give = (item: unknown) => (typeof item === 'object' && item !== null && !('id' in item) ? { ...item, id: newId() } : item);
+  return Array.isArray(input) ? input.map(give) : give(input);
+}
+
+/** A callback from the page arrives as a Comlink proxy holding a MessagePort: free it once the call is over. */
+function releaseCallback(callback: unknown): void {
+  (callback as Partial<Comlink.Remote<unknown>> | undefined)?.[Comlink.releaseProxy]?.();
+}
+
+const api: WorkerApi = {
+  async open(options, onModelProgress) {
+    if (opening) throw new EngramError(ErrorCode.INVALID_INPUT, 'this worker is already open: use one worker per createMemory');
+    opening = (async () => {
+      checkDatabaseName(options.name);
+      searchDefaults = options.search;
+      const storage = await resolveStorage(options.storage);
+      const start = () => openHost({ name: options.name, storage, embedder: options.embedder, onModelProgress, loadEmbedder });
+      // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
+      host = storage === 'memory' ? await start() : await joinGroup(`engram:${storage}:${options.name}`, start);
+    })();
+    await opening;
+  },
+
+  async call(method, args, onProgress) {
+    const target = open();
+    let wire: unknown[] = args;
+    if (method === 'add') wire = [withIds(args[0])];
+    // This tab's search defaults apply here, before the call may travel to another tab's engine.
+    if (method === 'search' && Object.keys(searchDefaults).length > 0) wire = [args[0], resolveSearchOptions(searchDefaults, args[1] as object)];
+    try {
+      return (await target.call(method, wire, onProgress)) as never;
+    } finally {
+      releaseCallback(onProgress);
+    }
+  },
+
+  async status() {
+    return (await open().call('status', [])) as Awaited<ReturnType<WorkerApi['status']>>;
+  },
+
+  async close() {
+    if (closed) return;
+    closed = true;
+    await opening?.catch(() => undefined);
+    await host?.close();
+    host = null;
+  },
+};
+
+Comlink.expose(api);

@@ -1,0 +1,346 @@
+import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
+import type { PackedVectors, Store, StoreWrite } from '../src/store.js';
+import type { MemoryRecord } from '../src/types.js';
+import { Connection, isSqliteError, type SqliteBackend } from './sqlite.js';
+
+/** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
+export const SCHEMA_VERSION = 1;
+
+/** `migrations[v]` takes a database from user_version v to v + 1. */
+const migrations: ((db: Connection) => Promise<void>)[] = [
+  async (db) => {
+    await db.exec(`
+      CREATE TABLE memories (
+        id TEXT PRIMARY KEY NOT NULL,
+        text TEXT NOT NULL,
+        created_at INTEGER NOT NULL, -- epoch ms; INTEGER affinity stores whole numbers compactly, fractions as REAL
+        priority REAL NOT NULL,
+        pinned INTEGER NOT NULL,
+        project TEXT,
+        scope TEXT,
+        tags TEXT NOT NULL,          -- JSON array
+        kind TEXT,
+        valid_until INTEGER,
+        meta TEXT,                   -- JSON object
+        superseded_by TEXT,
+        access_count INTEGER NOT NULL,
+        last_accessed_at INTEGER,
+        updated_at INTEGER
+      );
+      -- Keyed by memory first so removing a memory's vectors is a prefix range; loading scans once anyway.
+      CREATE TABLE vectors (
+        memory_id TEXT NOT NULL,
+        embedder_id TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        data BLOB NOT NULL,          -- dim little-endian float32
+        PRIMARY KEY (memory_id, embedder_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
+      CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), change_counter INTEGER NOT NULL);
+      INSERT INTO state VALUES (1, 0);
+    `);
+  },
+];
+
+// Record fields in the order the JSON rows carry them (writes and reads share it).
+const COLUMNS = [
+  'id', 'text', 'created_at', 'priority', 'pinned', 'project', 'scope', 'tags',
+  'kind', 'valid_until', 'meta', 'superseded_by', 'access_count', 'last_accessed_at', 'updated_at',
+] as const;
+type Row = [
+  id: string, text: string, createdAt: number, priority: number, pinned: 0 | 1, project: string | null,
+  scope: string | null, tags: string[], kind: string | null, validUntil: number | null,
+  meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
+  lastAccessedAt: number | null, updatedAt: number | null,
+];
+
+// A whole batch binds as one JSON array and is expanded by json_each: one bind and one step per batch instead of
+// one per field, which is what makes bulk writes fast through the WebAssembly boundary. (`WHERE true` keeps SQLite
+// from reading ON CONFLICT as part of the SELECT's join.)
+const UPSERT_RECORDS = `
+  INSERT INTO memories (${COLUMNS.join(', ')})
+  SELECT ${COLUMNS.map((_, i) => `value->>${i}`).join(', ')} FROM json_each(?1) WHERE true
+  ON CONFLICT (id) DO UPDATE SET ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
+// Vectors of a batch bind as one blob; each row takes its slice.
+const UPSERT_VECTORS = `
+  INSERT OR REPLACE INTO vectors (memory_id, embedder_id, dim, data)
+  SELECT value, ?2, ?3, substr(?4, key * ?5 + 1, ?5) FROM json_each(?1)`;
+// Records load in rowid (insertion) order, a chunk of rows per JSON string: far fewer calls than column by column.
+const LOAD_CHUNK = 10_000;
+const LOAD_RECORDS = `
+  SELECT max(rowid), json_group_array(json_array(${COLUMNS.map((c) => (c === 'tags' || c === 'meta' ? `json(${c})` : c)).join(', ')}))
+  FROM (SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
+
+// Vectors load a chunk per call too: ids as one JSON array, rows as one concatenated blob (group_concat copies
+// blob bytes as they are), instead of a step and two column reads per memory.
+const LOAD_VECTORS = `
+  SELECT count(*), max(memory_id), json_group_array(memory_id), CAST(group_concat(data, '') AS BLOB)
+  FROM (SELECT memory_id, data FROM vectors
+        WHERE embedder_id = ?1 AND dim = ?2 AND memory_id > ?3 AND length(data) = ?4 ORDER BY memory_id LIMIT ${LOAD_CHUNK})`;
+
+export interface SqliteStoreOptions {
+  /** Database name: letters, digits, '_', '-' and '.'. */
+  name: string;
+  backend: SqliteBackend;
+}
+
+/** Database names become file and IndexedDB names: keep them to a safe alphabet. */
+export function checkDatabaseName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !/^[\w.-]{1,100}$/.test(name)) {
+    throw invalidInput(`database name must be 1-100 letters, digits, '_', '-' or '.', got ${JSON.stringify(name)}`);
+  }
+}
+
+/** Opens (creating or migrating) an Engram database in wa-sqlite. Only in a worker for the OPFS backends. */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
+  checkDatabaseName(options.name);
+  const connect = () => openConnection(options);
+  return new SqliteStore(await connect(), options.backend === 'idb' ? 'idb' : 'opfs', connect);
+}
+
+async function openConnection(options: SqliteStoreOptions): Promise<Connection> {
+  const connection = await Connection.open(options.backend, options.name).catch((error: unknown) => {
+    throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}" (${options.backend})`);
+  });
+  try {
+    await migrate(connection, options.name);
+    // OPFS: WAL (on the connection's exclusive lock, see Connection.open) made small commits ~10× cheaper than the
+    // rollback journal (docs/worker.md). Set after the version check so a newer Engram's database is never written.
+    // IndexedDB keeps its default journal: IDBBatchAtomicVFS commits a whole transaction as one IDB transaction.
+    if (options.backend !== 'idb') await connection.exec('PRAGMA journal_mode = WAL');
+    await connection.exec('PRAGMA cache_size = -16000');
+    return connection;
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}"`);
+  }
+}
+
+async function migrate(db: Connection, name: string): Promise<void> {
+  await db.transaction(async () => {
+    // Read inside the write transaction so two openers cannot both migrate.
+    const version = Number(await db.scalar('PRAGMA user_version'));
+    if (version > SCHEMA_VERSION) {
+      throw new EngramError(
+        ErrorCode.SCHEMA_TOO_NEW,
+        `database "${name}" has schema version ${version}, this version of Engram reads up to ${SCHEMA_VERSION}: upgrade Engram (the database was left untouched)`,
+        { details: { version, supported: SCHEMA_VERSION } },
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) await migrations[v]!(db);
+    if (version !== SCHEMA_VERSION) await db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  });
+}
+
+export class SqliteStore implements Store {
+  readonly persistent = true;
+  private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  /** Set by an I/O failure: the next call starts on a fresh connection (SQLite recovers from the file). */
+  private broken = false;
+
+  constructor(
+    private db: Connection,
+    readonly kind: 'opfs' | 'idb',
+    private readonly reconnect: () => Promise<Connection>,
+  ) {}
+
+  loadRecords(): Promise<MemoryRecord[]> {
+    return this.serial('load memories', async () => {
+      const records: MemoryRecord[] = [];
+      for (let after = 0; ; ) {
+        let chunk = '[]';
+        let last = 0;
+        await this.db.each(LOAD_RECORDS, [after], (row) => {
+          if (row.isNull(0)) return;
+          last = row.number(0);
+          chunk = row.text(1);
+        });
+        const rows = JSON.parse(chunk) as Row[];
+        for (const row of rows) records.push(toRecord(row));
+        if (rows.length < LOAD_CHUNK) return records;
+        after = last;
+      }
+    });
+  }
+
+  loadVectors(embedderId: string, dim: number): Promise<PackedVectors> {
+    return this.serial('load vectors', async () => {
+      const ids: string[] = [];
+      const chunks: Uint8Array[] = [];
+      for (let after = ''; ; ) {
+        let rows = 0;
+        await this.db.each(LOAD_VECTORS, [embedderId, dim, after, dim * 4], (row) => {
+          rows = row.number(0);
+          if (rows === 0) return;
+          after = row.text(1);
+          ids.push(...(JSON.parse(row.text(2)) as string[]));
+          chunks.push(row.blob(3).slice());
+        });
+        if (rows < LOAD_CHUNK) break;
+      }
+      const data = new Float32Array(ids.length * dim);
+      const bytes = new Uint8Array(data.buffer);
+      let offset = 0;
+      for (const chunk of chunks) {
+        bytes.set(chunk, offset);
+        offset += chunk.byteLength;
+      }
+      return { embedderId, dim, ids, data };
+    });
+  }
+
+  async write(change: StoreWrite): Promise<void> {
+    // Encode before touching the database so bad input never opens a transaction.
+    const records = change.put?.length ? JSON.stringify(change.put.map(toRow)) : null;
+    const removed = change.remove?.length ? JSON.stringify(change.remove) : null;
+    const vectors = change.vectors?.ids.length ? encodeVectors(change.vectors) : null;
+    const meta = Object.entries(change.meta ?? {});
+    return this.serial('write', () =>
+      this.db.transaction(async () => {
+        if (removed) {
+          await this.db.run('DELETE FROM vectors WHERE memory_id IN (SELECT value FROM json_each(?1))', [removed]);
+          await this.db.run('DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?1))', [removed]);
+        }
+        if (records) await this.db.run(UPSERT_RECORDS, [records]);
+        if (vectors) await this.db.run(UPSERT_VECTORS, vectors);
+        if (change.keepOnlyEmbedder !== undefined) {
+          await this.db.run('DELETE FROM vectors WHERE embedder_id <> ?1', [change.keepOnlyEmbedder]);
+        }
+        for (const [key, value] of meta) {
+          if (value === null) await this.db.run('DELETE FROM meta WHERE key = ?1', [key]);
+          else await this.db.run('INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)', [key, value]);
+        }
+        await this.db.run('UPDATE state SET change_counter = change_counter + 1');
+      }),
+    );
+  }
+
+  readMeta(key: string): Promise<string | Uint8Array | null> {
+    return this.serial('read meta', async () => {
+      const value = await this.db.scalar('SELECT value FROM meta WHERE key = ?1', [key]);
+      return typeof value === 'string' || value instanceof Uint8Array ? value : null;
+    });
+  }
+
+  changeCounter(): Promise<number> {
+    return this.serial('read change counter', async () => Number(await this.db.scalar('SELECT change_counter FROM state')));
+  }
+
+  count(): Promise<number> {
+    return this.serial('count', async () => Number(await this.db.scalar('SELECT count(*) FROM memories')));
+  }
+
+  /** Bytes the database file occupies (page count × page size). */
+  sizeOnDisk(): Promise<number> {
+    return this.serial('size', async () =>
+      Number(await this.db.scalar('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()')),
+    );
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.serial('close', async () => {
+      this.closed = true;
+      await this.db.close();
+    });
+    return this.closing;
+  }
+
+  /** Runs `operation` after every earlier call (one connection, one transaction at a time) and maps its errors. */
+  private serial<T>(what: string, operation: () => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      if (this.closed) throw new EngramError(ErrorCode.CLOSED, `${what}: the store is closed`);
+      try {
+        if (this.broken) {
+          await this.db.close().catch(() => undefined);
+          this.db = await this.reconnect();
+          this.broken = false;
+        }
+        this.db.clearIoError();
+        return await operation();
+      } catch (error) {
+        throw this.mapError(error, what);
+      }
+    };
+    const result = this.tail.then(run, run);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  private mapError(error: unknown, what: string): EngramError {
+    if (isSqliteError(error) && isIoError(error.code)) this.broken = true;
+    if (isQuotaError(error, this.db.lastIoError())) {
+      return new EngramError(ErrorCode.QUOTA_EXCEEDED, `${what}: storage quota exceeded; nothing from this call was saved, earlier data is intact`, {
+        cause: error,
+      });
+    }
+    return toEngramError(error, ErrorCode.STORE_FAILED, `${what} failed (${this.kind})`);
+  }
+}
+
+const SQLITE_IOERR = 10;
+const SQLITE_FULL = 13;
+
+function isIoError(code: number): boolean {
+  return (code & 0xff) === SQLITE_IOERR || code === SQLITE_FULL;
+}
+
+function isQuotaError(error: unknown, ioError: unknown): boolean {
+  const isQuota = (e: unknown) => e instanceof DOMException && e.name === 'QuotaExceededError';
+  if (isQuota(error)) return true;
+  if (!isSqliteError(error)) return false;
+  return error.code === SQLITE_FULL || ((error.code & 0xff) === SQLITE_IOERR && isQuota(ioError));
+}
+
+function finiteOrNull(value: number | undefined, field: string, id: string): number | null {
+  if (value === undefined) return null;
+  if (!Number.isFinite(value)) throw invalidInput(`memory ${id}: ${field} must be a finite number, got ${value}`);
+  return value;
+}
+
+function toRow(record: MemoryRecord): Row {
+  const { id } = record;
+  return [
+    id,
+    record.text,
+    finiteOrNull(record.createdAt, 'createdAt', id) ?? 0,
+    finiteOrNull(record.priority, 'priority', id) ?? 1,
+    record.pinned ? 1 : 0,
+    record.project ?? null,
+    record.scope ?? null,
+    record.tags,
+    record.kind ?? null,
+    finiteOrNull(record.validUntil, 'validUntil', id),
+    record.meta ?? null,
+    record.supersededBy ?? null,
+    finiteOrNull(record.accessCount, 'accessCount', id) ?? 0,
+    finiteOrNull(record.lastAccessedAt, 'lastAccessedAt', id),
+    finiteOrNull(record.updatedAt, 'updatedAt', id),
+  ];
+}
+
+function toRecord(row: Row): MemoryRecord {
+  const [id, text, createdAt, priority, pinned, project, scope, tags, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt] =
+    row;
+  const record: MemoryRecord = { id, text, createdAt, priority, pinned: pinned === 1, tags, accessCount };
+  // Optional fields are absent rather than undefined, as they were when stored.
+  if (project !== null) record.project = project;
+  if (scope !== null) record.scope = scope;
+  if (kind !== null) record.kind = kind;
+  if (validUntil !== null) record.validUntil = validUntil;
+  if (meta !== null) record.meta = meta;
+  if (supersededBy !== null) record.supersededBy = supersededBy;
+  if (lastAccessedAt !== null) record.lastAccessedAt = lastAccessedAt;
+  if (updatedAt !== null) record.updatedAt = updatedAt;
+  return record;
+}
+
+function encodeVectors(vectors: PackedVectors): [string, string, number, Uint8Array, number] {
+  const { ids, dim, data, embedderId } = vectors;
+  if (data.length !== ids.length * dim) {
+    throw new EngramError(ErrorCode.DIMENSION_MISMATCH, `vectors: ${ids.length} ids × ${dim} dims needs ${ids.length * dim} floats, got ${data.length}`);
+  }
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return [JSON.stringify(ids), embedderId, dim, bytes, dim * 4];
+}

@@ -1,0 +1,255 @@
+import * as SQLite from '@journeyapps/wa-sqlite';
+import syncWasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
+import asyncWasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite-async.wasm?url';
+
+/**
+ * Where the database file lives and through which wa-sqlite VFS:
+ * - 'opfs': OPFSCoopSyncVFS on the synchronous build (the default; see docs/worker.md for the measurements).
+ * - 'opfs-pool': AccessHandlePoolVFS on the synchronous build (kept for the benchmark: single connection only,
+ *   and a quota error thrown by its write escapes into WebAssembly instead of becoming SQLITE_IOERR).
+ * - 'idb': IDBBatchAtomicVFS on the asyncify build, for contexts without OPFS sync access handles.
+ */
+export type SqliteBackend = 'opfs' | 'opfs-pool' | 'idb';
+
+export type SqliteValue = SQLiteCompatibleType;
+
+interface Runtime {
+  sqlite3: SQLiteAPI;
+  module: unknown;
+}
+
+// One WebAssembly instance per build and worker; each database registers its own VFS on it.
+const runtimes = new Map<'sync' | 'async', Promise<Runtime>>();
+
+function runtime(build: 'sync' | 'async'): Promise<Runtime> {
+  let pending = runtimes.get(build);
+  if (!pending) {
+    pending = (async () => {
+      // The wasm URL comes from the bundler (`?url`) so it is served from the page's origin in dev and build alike.
+      const factory =
+        build === 'sync'
+          ? (await import('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs')).default
+          : (await import('@journeyapps/wa-sqlite/dist/wa-sqlite-async.mjs')).default;
+      const wasmUrl = build === 'sync' ? syncWasmUrl : asyncWasmUrl;
+      const module: unknown = await factory({ locateFile: () => wasmUrl });
+      return { sqlite3: SQLite.Factory(module), module };
+    })();
+    runtimes.set(build, pending);
+  }
+  return pending;
+}
+
+// VFS names must be unique per WebAssembly instance (a database may be opened again in the same worker).
+let vfsCount = 0;
+
+/** Creates the VFS for one database and returns it with the file name SQLite should open through it. */
+async function createVfs(backend: SqliteBackend, database: string, module: unknown): Promise<{ vfs: WaSqliteVfs; file: string }> {
+  switch (backend) {
+    case 'opfs': {
+      const { OPFSCoopSyncVFS } = await import('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js');
+      // A real SQLite file in OPFS (filesystem transparent: it can be exported as is).
+      return { vfs: await OPFSCoopSyncVFS.create(`engram-opfs-${++vfsCount}`, module), file: `/engram/${database}.sqlite3` };
+    }
+    case 'opfs-pool': {
+      const { AccessHandlePoolVFS } = await import('@journeyapps/wa-sqlite/src/examples/AccessHandlePoolVFS.js');
+      // Its name is also its OPFS directory, so it stays fixed per database.
+      return { vfs: await AccessHandlePoolVFS.create(`engram-pool/${database}`, module), file: `${database}.sqlite3` };
+    }
+    case 'idb': {
+      // wa-sqlite's bundled declaration of this class predates its static `create`.
+      const { IDBBatchAtomicVFS } = (await import('@journeyapps/wa-sqlite/src/examples/IDBBatchAtomicVFS.js')) as unknown as {
+        IDBBatchAtomicVFS: { create(name: string, module: unknown, options: { idbName: string }): Promise<WaSqliteVfs> };
+      };
+      const vfs = await IDBBatchAtomicVFS.create(`engram-idb-${++vfsCount}`, module, { idbName: `engram-${database}` });
+      return { vfs, file: `${database}.sqlite3` };
+    }
+  }
+}
+
+const SQLITE_IOERR = 10;
+const AsyncFunction = (async () => undefined).constructor;
+
+/**
+ * IDBBatchAtomicVFS lets some asynchronous methods throw (jUnlock and jLock, after an IndexedDB transaction was
+ * aborted, e.g. over quota), and a throw there leaves the asyncify build waiting forever. Turn those throws into
+ * SQLITE_IOERR like its other methods do; the store then reopens the connection (see SqliteStore).
+ */
+function guardAsyncMethods(vfs: WaSqliteVfs): void {
+  const target = vfs as unknown as Record<string, unknown>;
+  for (let proto: object | null = Object.getPrototypeOf(vfs); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const key of Object.getOwnPropertyNames(proto)) {
+      const method = target[key];
+      if (!/^j[A-Z]/.test(key) || !(method instanceof AsyncFunction) || Object.hasOwn(target, key)) continue;
+      const original = method as (...args: unknown[]) => Promise<number>;
+      // Still an async function: wa-sqlite decides how to call a VFS method by that.
+      target[key] = async function (this: unknown, ...args: unknown[]): Promise<number> {
+        try {
+          return await original.apply(vfs, args);
+        } catch (error) {
+          vfs.lastError = error;
+          return SQLITE_IOERR;
+        }
+      };
+    }
+  }
+}
+
+let lastIdbAbort: DOMException | null = null;
+let recordingIdbAborts = false;
+
+/**
+ * IDBBatchAtomicVFS reports an aborted IndexedDB transaction as a plain "transaction aborted" error, dropping the
+ * reason (QuotaExceededError when the disk is full). Keep the reason of the last abort in this worker.
+ */
+function recordIdbAborts(): void {
+  if (recordingIdbAborts) return;
+  recordingIdbAborts = true;
+  const transaction = IDBDatabase.prototype.transaction;
+  IDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<typeof transaction>) {
+    const tx = transaction.apply(this, args);
+    tx.addEventListener('abort', () => (lastIdbAbort = tx.error));
+    return tx;
+  } as typeof transaction;
+}
+
+/** True when this context can use OPFS synchronous access handles (dedicated workers in current browsers). */
+export function hasOpfsSyncAccess(): boolean {
+  return (
+    typeof navigator !== 'undefined' &&
+    typeof navigator.storage?.getDirectory === 'function' &&
+    typeof FileSystemFileHandle !== 'undefined' &&
+    'createSyncAccessHandle' in FileSystemFileHandle.prototype
+  );
+}
+
+export function isSqliteError(error: unknown): error is Error & { code: number } {
+  return error instanceof SQLite.SQLiteError;
+}
+
+/**
+ * One wa-sqlite connection with a prepared-statement cache. Calls must not interleave (wa-sqlite is async and a
+ * connection has one transaction state): the store serialises them.
+ */
+export class Connection {
+  private readonly statements = new Map<string, number>();
+
+  private constructor(
+    private readonly sqlite3: SQLiteAPI,
+    private readonly db: number,
+    private readonly vfs: WaSqliteVfs,
+  ) {}
+
+  /** Opens (creating if needed) the database `database` of `backend`. */
+  static async open(backend: SqliteBackend, database: string): Promise<Connection> {
+    const { sqlite3, module } = await runtime(backend === 'idb' ? 'async' : 'sync');
+    const { vfs, file } = await createVfs(backend, database, module);
+    if (backend === 'idb') {
+      guardAsyncMethods(vfs);
+      recordIdbAborts();
+    }
+    sqlite3.vfs_register(vfs, false);
+    const db = await sqlite3.open_v2(file, SQLite.SQLITE_OPEN_CREATE | SQLite.SQLITE_OPEN_READWRITE, vfs.name);
+    const connection = new Connection(sqlite3, db, vfs);
+    // OPFS databases run in WAL mode without shared memory (the store sets it), which SQLite allows only with an
+    // exclusive lock; a connection without it cannot even read them. Only the leader's worker opens the file.
+    if (backend !== 'idb') await connection.exec('PRAGMA locking_mode = EXCLUSIVE');
+    return connection;
+  }
+
+  /** The JS-side error behind the last I/O failure (wa-sqlite VFSs keep it), cleared by `clearIoError`. */
+  lastIoError(): unknown {
+    return lastIdbAbort ?? this.vfs.lastError ?? null;
+  }
+
+  clearIoError(): void {
+    this.vfs.lastError = null;
+    lastIdbAbort = null;
+  }
+
+  /** Runs one or more statements without bindings. */
+  async exec(sql: string): Promise<void> {
+    await this.sqlite3.exec(this.db, sql);
+  }
+
+  /** Runs one cached statement; `onRow` reads columns through the raw API (no per-row arrays). */
+  async each(sql: string, bindings: readonly SqliteValue[], onRow?: (row: RowReader) => void): Promise<void> {
+    const stmt = await this.prepare(sql);
+    const api = this.sqlite3;
+    try {
+      for (let i = 0; i < bindings.length; i++) api.bind(stmt, i + 1, bindings[i] ?? null);
+      const reader: RowReader = {
+        text: (column) => api.column_text(stmt, column),
+        number: (column) => api.column_double(stmt, column),
+        isNull: (column) => api.column_type(stmt, column) === SQLite.SQLITE_NULL,
+        value: (column) => {
+          const value = api.column(stmt, column);
+          return value instanceof Uint8Array ? value.slice() : value;
+        },
+        // A view into WebAssembly memory, valid only until the next step: callers copy it.
+        blob: (column) => api.column_blob(stmt, column),
+      };
+      while ((await api.step(stmt)) === SQLite.SQLITE_ROW) onRow?.(reader);
+    } finally {
+      await api.reset(stmt).catch(() => undefined);
+      api.clear_bindings(stmt);
+    }
+  }
+
+  async run(sql: string, bindings: readonly SqliteValue[] = []): Promise<void> {
+    await this.each(sql, bindings);
+  }
+
+  /** First column of the first row, or null. */
+  async scalar(sql: string, bindings: readonly SqliteValue[] = []): Promise<SqliteValue> {
+    let value: SqliteValue = null;
+    let seen = false;
+    await this.each(sql, bindings, (row) => {
+      if (seen) return;
+      seen = true;
+      value = row.value(0);
+    });
+    return value;
+  }
+
+  /** BEGIN IMMEDIATE … COMMIT, or ROLLBACK when `body` or the commit fails. */
+  async transaction<T>(body: () => Promise<T>): Promise<T> {
+    await this.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await body();
+      await this.exec('COMMIT');
+      return result;
+    } catch (error) {
+      // A failed COMMIT may already have rolled back (e.g. SQLITE_FULL): then ROLLBACK itself fails.
+      if (!this.sqlite3.get_autocommit(this.db)) await this.exec('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const stmt of this.statements.values()) await this.sqlite3.finalize(stmt);
+    this.statements.clear();
+    await this.sqlite3.close(this.db);
+    await this.vfs.close();
+  }
+
+  private async prepare(sql: string): Promise<number> {
+    const cached = this.statements.get(sql);
+    if (cached !== undefined) return cached;
+    // `unscoped` keeps the statement alive after the iterator ends; close() finalizes it.
+    const iterator = this.sqlite3.statements(this.db, sql, { unscoped: true })[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    await iterator.return?.(undefined);
+    if (first.done || typeof first.value !== 'number') throw new Error(`not one SQL statement: ${sql}`);
+    this.statements.set(sql, first.value);
+    return first.value;
+  }
+}
+
+export interface RowReader {
+  text(column: number): string;
+  number(column: number): number;
+  isNull(column: number): boolean;
+  /** Any column, blobs copied out of WebAssembly memory. */
+  value(column: number): SqliteValue;
+  blob(column: number): Uint8Array;
+}
