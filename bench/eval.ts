@@ -8,7 +8,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEmbedder } from '../src/embedder/index.js';
+import { createEmbedder } from '../src/index.js';
 import { ablationTable, commitLabel, resultsTable, targetCheck, updateMarkedBlock } from './lib/report.js';
 import { closeEngines, engineRanker, minisearchDefaults, oramaHybrid, pureLeg } from './lib/rankers.js';
 import { evaluateRanker, loadConversations, scoredQuestions, type Ranker, type RankerReport } from './lib/run.js';

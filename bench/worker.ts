@@ -11,7 +11,7 @@
  * real model vectors (the engine's per-memory supersede check would make seeding 100k through `add` very slow).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createServer } from 'vite';
@@ -73,7 +73,8 @@ async function main(): Promise<void> {
   const url = `http://127.0.0.1:${address.port}/bench/worker/index.html`;
   const profile = mkdtempSync(join(tmpdir(), 'engram-bench-worker-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs(false) });
-  const results: Record<string, unknown> = { date: new Date().toISOString(), chromium: context.browser()?.version(), sizes, rounds };
+  // The machine may be shared: the load average says how much the figures are inflated.
+  const results: Record<string, unknown> = { date: new Date().toISOString(), chromium: context.browser()?.version(), sizes, rounds, loadBefore: loadavg()[0] };
   try {
     const page = await openPage(context, url);
     log(`corpus: ${await call(page, 'setup', stem)} memories`);
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
     await server.close();
     rmSync(profile, { recursive: true, force: true });
   }
+  results.loadAfter = loadavg()[0];
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, 'worker.json'), JSON.stringify(results, null, 1));
   report(results);
@@ -129,6 +131,7 @@ async function main(): Promise<void> {
 
 /** The figures as Markdown tables (pasted into docs/worker.md). */
 function report(results: Record<string, unknown>): void {
+  console.log(`\nChromium ${String(results.chromium)}; 1-minute load average ${round(Number(results.loadBefore), 1)} before, ${round(Number(results.loadAfter), 1)} after (2 cores).`);
   const backends = results.backends as Record<string, { ingestPerSec: number; singleCommitMs: number; reopenMs: number; loadMs: number }>;
   const idb = backends.indexeddb;
   console.log(`\n## Storage backends, ${VFS_N.toLocaleString('en')} memories with 100-d vectors (batches of 500)\n`);

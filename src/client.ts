@@ -7,7 +7,7 @@ import * as Comlink from 'comlink';
 import type { EmbedderOptions } from './embedder/index.js';
 import type { AddOptions, Engine } from './engine.js';
 import { EngramError, ErrorCode, invalidInput } from './errors.js';
-import { installErrorTransfer, type MemoryStatus, type MethodName, type RemoteSearchOptions, type WireArgs, type WireResult, type WorkerApi } from './remote.js';
+import { closedError, installErrorTransfer, type MemoryStatus, type MethodName, type RemoteSearchOptions, type WireArgs, type WireResult, type WorkerApi } from './remote.js';
 import type { SearchResult } from './types.js';
 
 export type { MemoryStatus, RemoteSearchOptions, StorageKind } from './remote.js';
@@ -72,7 +72,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
 
   let closing: Promise<void> | null = null;
   const call = <M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: AddOptions['onProgress']): Promise<WireResult<M>> => {
-    if (closing) return Promise.reject(new EngramError(ErrorCode.CLOSED, 'this memory is closed'));
+    if (closing) return Promise.reject(closedError());
     return guard(remote.call(method, args, onProgress && Comlink.proxy(onProgress)) as Promise<WireResult<M>>);
   };
 
@@ -91,7 +91,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),
     count: () => call('count', []),
     export: () => call('export', []),
-    status: () => (closing ? Promise.reject(new EngramError(ErrorCode.CLOSED, 'this memory is closed')) : guard(remote.status())),
+    status: () => (closing ? Promise.reject(closedError()) : guard(remote.status())),
     close: () => {
       closing ??= (async () => {
         try {

@@ -448,7 +448,7 @@ class EngramEngine implements Engine {
     if (!vectors || !embedder) return undefined;
     const data = new Float32Array(batch.length * embedder.dim);
     vectors.forEach((v, i) => data.set(v, i * embedder.dim));
-    return { embedderId: embedder.id, dim: embedder.dim, ids: batch.map((r) => r.id), data };
+    return { embedderId: vectorSpaceOf(embedder), dim: embedder.dim, ids: batch.map((r) => r.id), data };
   }
 
   /**
@@ -537,7 +537,7 @@ class EngramEngine implements Engine {
     }
     let packed: PackedVectors;
     try {
-      packed = await this.store.loadVectors(embedder.id, embedder.dim);
+      packed = await this.store.loadVectors(vectorSpaceOf(embedder), embedder.dim);
     } catch (error) {
       throw toEngramError(error, ErrorCode.STORE_FAILED, `could not load vectors for ${embedder.id}`);
     }
@@ -578,9 +578,14 @@ class EngramEngine implements Engine {
     this.progress = null;
     // Vectors are complete for this embedder: other embedders' vectors are dead weight now (best effort).
     await this.exclusive(async () => {
-      if (current()) await this.store.write({ keepOnlyEmbedder: embedder.id });
+      if (current()) await this.store.write({ keepOnlyEmbedder: vectorSpaceOf(embedder) });
     }).catch((error) => this.reportBackground(toEngramError(error, ErrorCode.STORE_FAILED, 'could not drop old vectors')));
   }
+}
+
+/** The key stored vectors are filed under: stable across devices of one model. */
+function vectorSpaceOf(embedder: Embedder): string {
+  return embedder.vectorSpace ?? embedder.id;
 }
 
 /** Mean pairwise cosine of the stored vectors together with a batch about to join them. */

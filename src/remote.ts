@@ -6,7 +6,7 @@
 import { transferHandlers, type TransferHandler } from 'comlink';
 import type { EmbedderOptions } from './embedder/index.js';
 import type { Engine } from './engine.js';
-import { EngramError, deserializeError, serializeError, type SerializedEngramError } from './errors.js';
+import { EngramError, ErrorCode, deserializeError, serializeError, type SerializedEngramError } from './errors.js';
 import type { SearchOptions } from './options.js';
 import type { Progress } from './types.js';
 
@@ -54,6 +54,11 @@ export interface WorkerApi {
   call<M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: (progress: Progress) => void): Promise<WireResult<M>>;
   status(): Promise<MemoryStatus>;
   close(): Promise<void>;
+}
+
+/** What every call on a closed Memory rejects with, on either side of the boundary. */
+export function closedError(): EngramError {
+  return new EngramError(ErrorCode.CLOSED, 'this memory is closed');
 }
 
 /** Errors as plain data: an EngramError keeps its code and details, anything else its name and message. */

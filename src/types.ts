@@ -46,6 +46,11 @@ export type MemoryPatch = {
 export interface Embedder {
   /** Names model, dtype and device, e.g. `engram-glove-100d@q8/wasm`. Vectors are stored per id. */
   id: string;
+  /**
+   * Embedders with the same vector space produce interchangeable vectors (same model and dtype on another
+   * device), so stored vectors are keyed by it and a device change never forces a re-embed. Default: `id`.
+   */
+  vectorSpace?: string;
   dim: number;
   embed(texts: string[]): Promise<Float32Array[]>;
   countTokens?(text: string): number;

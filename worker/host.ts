@@ -137,7 +137,3 @@ async function alreadyAdded(engine: Engine, input: unknown): Promise<boolean> {
   if (!ids || ids.length === 0) return false;
   return (await engine.get(ids[0] as string)) !== null;
 }
-
-export function closedError(): EngramError {
-  return new EngramError(ErrorCode.CLOSED, 'this memory is closed');
-}

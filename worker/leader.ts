@@ -10,9 +10,9 @@
  */
 import { EngramError, ErrorCode } from '../src/errors.js';
 import { newId } from '../src/records.js';
-import { fromWireError, toWireError, type WireError } from '../src/remote.js';
+import { closedError, fromWireError, toWireError, type WireError } from '../src/remote.js';
 import type { Progress } from '../src/types.js';
-import { closedError, type Host, type HostMethod } from './host.js';
+import type { Host, HostMethod } from './host.js';
 
 type Message =
   | { t: 'hello' }

@@ -76,6 +76,11 @@ class TransformersEmbedder implements LocalEmbedder {
     return embedderId(this.model, this.dtype, this.pooling, this.device);
   }
 
+  /** Devices agree within 1e-3, so a WebGPU→WASM failover keeps the stored vectors. */
+  get vectorSpace(): string {
+    return embedderId(this.model, this.dtype, this.pooling);
+  }
+
   get device(): ActiveDevice {
     return this.active.device;
   }
