@@ -102,7 +102,10 @@ function assembleDots(): Uint8Array<ArrayBuffer> {
 
 let compiled: WebAssembly.Module | null | undefined;
 
-/** The SIMD module, or null where WebAssembly or its SIMD is missing (or disallowed, e.g. by a CSP). */
+/**
+ * The SIMD128 module, or null where WebAssembly or its SIMD is missing (or disallowed, e.g. by a CSP). (Relaxed
+ * SIMD's int8 dot product was tried: no faster here, and its operand-range rules make it easy to get wrong.)
+ */
 function simdModule(): WebAssembly.Module | null {
   if (compiled !== undefined) return compiled;
   try {

@@ -27,6 +27,8 @@ export class QuantizedScan implements VectorScan {
   private capacity = 0;
   private scales = new Float32Array(0);
   private errors = new Float32Array(0);
+  /** An upper bound of every row's rounding error (never lowered: stays a bound when rows go). */
+  private maxError = 0;
 
   /** Memory layout: [query: stride bytes][rows: capacity × stride][dots: capacity × int32]. */
   private get rowsOffset(): number {
@@ -47,6 +49,7 @@ export class QuantizedScan implements VectorScan {
       const { scale, error } = quantize(matrix, row * this.dim, this.dim, codes, row * this.stride);
       this.scales[row] = scale;
       this.errors[row] = error;
+      if (error > this.maxError) this.maxError = error;
     }
   }
 
@@ -65,13 +68,19 @@ export class QuantizedScan implements VectorScan {
     const exact = (row: number) => dot(query, matrix, row * dim);
     const ok = (row: number) => !eligible || eligible(row);
 
-    // 1. The k best by approximate score (eligible ones), rescored exactly.
+    // 1. The k best by approximate score (eligible ones), rescored exactly. Rows that may matter in step 2 are
+    //    noted on the way: step 2 needs approx ≥ T − widest, and T ≥ (final k-th approx) − widest ≥ (running
+    //    k-th approx) − widest, so approx ≥ running − 2·widest keeps every one of them.
+    const widest = this.maxError + queryError * (1 + this.maxError) + SLACK;
+    const margin = 2 * widest;
     const approxTop = new TopK(k);
-    let maxError = 0;
+    const maybe: number[] = [];
     for (let row = 0; row < size; row++) {
       const approx = (dots[row] as number) * (scales[row] as number) * queryScale;
-      if (approx > approxTop.threshold && ok(row)) approxTop.push(row, approx);
-      if ((errors[row] as number) > maxError) maxError = errors[row] as number;
+      const threshold = approxTop.threshold;
+      if (approx + margin < threshold) continue;
+      maybe.push(row);
+      if (approx > threshold && ok(row)) approxTop.push(row, approx);
     }
     const result = new TopK(k);
     const seen = new Set<number>();
@@ -81,10 +90,9 @@ export class QuantizedScan implements VectorScan {
     }
     // 2. Every other row that could still beat the k-th exact score.
     const floor = result.threshold;
-    const widest = maxError + queryError * (1 + maxError) + SLACK;
-    for (let row = 0; row < size; row++) {
+    for (const row of maybe) {
+      if (seen.has(row)) continue;
       const approx = (dots[row] as number) * (scales[row] as number) * queryScale;
-      if (approx + widest < floor || seen.has(row)) continue;
       const error = errors[row] as number;
       if (approx + error + queryError * (1 + error) + SLACK < floor || !ok(row)) continue;
       result.push(row, exact(row));
@@ -101,6 +109,7 @@ export class QuantizedScan implements VectorScan {
       this.kernel = createInt8Kernel(this.stride * 64);
       this.scales = new Float32Array(0);
       this.errors = new Float32Array(0);
+      this.maxError = 0;
       if (this.kernel && index.size > 0) {
         // Rows written before this scan knew the index (or another dim): quantise them all now.
         const all = Array.from({ length: index.size }, (_, row) => row);

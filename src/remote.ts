@@ -80,18 +80,22 @@ export function fromWireError(wire: WireError): Error {
 
 /**
  * Comlink sends a thrown error as name, message and stack only; this keeps an EngramError an EngramError with its
- * code on the other side. Both realms (page and worker) install it; it wraps Comlink's own handler, which decides
- * what counts as a thrown value.
+ * code on the other side. Both realms (page and worker) install it. It wraps Comlink's own handler and stays
+ * compatible with it both ways, so other Comlink endpoints of the page (the app's own workers) are unaffected.
  */
 export function installErrorTransfer(): void {
   const base = transferHandlers.get('throw') as TransferHandler<{ value: unknown }, unknown> | undefined;
   if (!base || (base as { engram?: true }).engram) return;
-  const handler: TransferHandler<{ value: unknown }, { wire: WireError }> & { engram: true } = {
+  const handler: TransferHandler<{ value: unknown }, unknown> & { engram: true } = {
     engram: true,
     canHandle: (value): value is { value: unknown } => base.canHandle(value),
-    serialize: ({ value }) => [{ wire: toWireError(value) }, []],
-    deserialize: ({ wire }) => {
-      throw fromWireError(wire);
+    serialize: (thrown) => {
+      const [plain, transfers] = base.serialize(thrown);
+      return [{ ...(plain as object), wire: toWireError(thrown.value) }, transfers];
+    },
+    deserialize: (serialized) => {
+      if (typeof serialized === 'object' && serialized !== null && 'wire' in serialized) throw fromWireError((serialized as { wire: WireError }).wire);
+      return base.deserialize(serialized);
     },
   };
   transferHandlers.set('throw', handler as TransferHandler<unknown, unknown>);

@@ -18,6 +18,13 @@ export async function readSnapshot(store: Store): Promise<IndexSnapshot | null> 
   }
 }
 
+/** Serialises the engine's lexical index into the store's meta table; returns its size in characters. */
+export async function saveSnapshot(engine: Engine, store: Store): Promise<number> {
+  const json = JSON.stringify(await engine.indexSnapshot());
+  await store.write({ meta: { [SNAPSHOT_KEY]: json } });
+  return json.length;
+}
+
 /**
  * Keeps the stored snapshot current so the next cold open can skip re-indexing every text. A tab usually just
  * goes away without `close()`, so the snapshot is also saved after changes once the memory has been idle a while.
@@ -60,7 +67,6 @@ export class SnapshotKeeper {
   private async save(): Promise<void> {
     if (!this.store.persistent) return;
     this.dirty = false;
-    const snapshot = await this.engine.indexSnapshot();
-    await this.store.write({ meta: { [SNAPSHOT_KEY]: JSON.stringify(snapshot) } });
+    await saveSnapshot(this.engine, this.store);
   }
 }

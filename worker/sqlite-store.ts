@@ -232,11 +232,15 @@ export class SqliteStore implements Store {
     return this.serial('count', async () => Number(await this.db.scalar('SELECT count(*) FROM memories')));
   }
 
-  /** Bytes the database file occupies (page count × page size). */
-  sizeOnDisk(): Promise<number> {
-    return this.serial('size', async () =>
-      Number(await this.db.scalar('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()')),
-    );
+  /** Bytes the database file occupies, and how many of them are free pages (reused before the file grows). */
+  sizeOnDisk(): Promise<{ bytes: number; freeBytes: number }> {
+    return this.serial('size', async () => {
+      let size = { bytes: 0, freeBytes: 0 };
+      await this.db.each('SELECT page_count * page_size, freelist_count * page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()', [], (row) => {
+        size = { bytes: row.number(0), freeBytes: row.number(1) };
+      });
+      return size;
+    });
   }
 
   close(): Promise<void> {

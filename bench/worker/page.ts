@@ -52,7 +52,9 @@ const bench = {
 
   seed: (name: string, n: number, batch: number) => storeWorker((b) => b.seed(name, texts.slice(0, n), createdAt.slice(0, n), batch)),
 
-  breakdown: (name: string, embedderId: string) => storeWorker((b) => b.breakdown(name, embedderId, texts[7] ?? 'x')),
+  vectorSpace: () => storeWorker((b) => b.vectorSpace()),
+
+  breakdown: (name: string, vectorSpace: string) => storeWorker((b) => b.breakdown(name, vectorSpace, texts[7] ?? 'x')),
 
   /** End to end: page → worker → embedding → SQLite → indexes, in batches as an app would add them. */
   async ingest(name: string, n: number, batch: number) {

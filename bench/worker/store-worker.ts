@@ -11,7 +11,7 @@ import { createEngine } from '../../src/engine.js';
 import type { MemoryRecord } from '../../src/types.js';
 import type { SqliteBackend } from '../../worker/sqlite.js';
 import { openSqliteStore } from '../../worker/sqlite-store.js';
-import { readSnapshot } from '../../worker/snapshots.js';
+import { readSnapshot, saveSnapshot } from '../../worker/snapshots.js';
 
 export type Backend = SqliteBackend | 'indexeddb';
 const DIM = 100;
@@ -105,6 +105,13 @@ const api = {
     return { openMs, ingestPerSec, singleCommitMs: median(singles), reopenMs, loadMs, loaded };
   },
 
+  /** The key the engine files the built-in model's vectors under (its id without the device). */
+  async vectorSpace(): Promise<string> {
+    const embedder = await createEmbedder();
+    await embedder.dispose();
+    return embedder.vectorSpace ?? embedder.id;
+  },
+
   /** Fills `name` with real built-in-model vectors, bypassing the engine (for the large cold-open database). */
   async seed(name: string, texts: string[], createdAt: number[], batch: number) {
     const embedder = await createEmbedder();
@@ -122,7 +129,7 @@ const api = {
       t = performance.now();
       await store.write({
         put: slice.map((text, j) => record(s + j, text, createdAt[s + j] ?? 0)),
-        vectors: { embedderId: embedder.id, dim: embedder.dim, ids: slice.map((_, j) => `m${s + j}`), data },
+        vectors: { embedderId: embedder.vectorSpace ?? embedder.id, dim: embedder.dim, ids: slice.map((_, j) => `m${s + j}`), data },
       });
       writeMs += performance.now() - t;
     }
@@ -133,7 +140,7 @@ const api = {
   },
 
   /** The parts of a cold open, one after the other, as the worker does them. */
-  async breakdown(name: string, embedderId: string, query: string) {
+  async breakdown(name: string, vectorSpace: string, query: string) {
     const parts: Record<string, number> = {};
     let t = performance.now();
     const store = await openSqliteStore({ name, backend: 'opfs' });
@@ -142,7 +149,8 @@ const api = {
     const records = await store.loadRecords();
     parts['load records'] = performance.now() - t;
     t = performance.now();
-    await store.loadVectors(embedderId, DIM);
+    const vectors = await store.loadVectors(vectorSpace, DIM);
+    if (vectors.ids.length !== records.length) throw new Error(`bench: ${vectors.ids.length} vectors for ${records.length} memories`);
     parts['load vectors'] = performance.now() - t;
     t = performance.now();
     const snapshot = await readSnapshot(store);
@@ -153,13 +161,17 @@ const api = {
     t = performance.now();
     await rebuilt.search(query, { touch: false });
     parts['first lexical search'] = performance.now() - t;
+    t = performance.now();
+    const snapshotChars = await saveSnapshot(rebuilt, store);
+    parts['save the index snapshot (serialise + write)'] = performance.now() - t;
     if (snapshot) {
       t = performance.now();
       const restored = await createEngine({ store, embedder: null, indexSnapshot: snapshot });
       parts[`engine open from the snapshot (${restored.lexicalSource})`] = performance.now() - t;
     }
+    const { freeBytes } = await store.sizeOnDisk();
     await store.close();
-    return { n: records.length, parts };
+    return { n: records.length, parts, snapshotBytes: snapshotChars, freeBytes };
   },
 };
 

@@ -319,6 +319,20 @@ describe('errors', () => {
       );
     });
     expect(closed).toBe('CLOSED');
+    // The page's other Comlink workers keep Comlink's own error format.
+    const plain = await leader.evaluate(async () => {
+      const worker = new Worker('/test/browser/pages/plain-comlink-worker.ts', { type: 'module' });
+      const remote = window.Comlink.wrap<{ fail(): never }>(worker);
+      try {
+        await remote.fail();
+        return 'resolved';
+      } catch (e) {
+        return `${(e as Error).name}: ${(e as Error).message}`;
+      } finally {
+        worker.terminate();
+      }
+    });
+    expect(plain).toBe('TypeError: plain failure');
     await leader.close();
     await follower.close();
   });

@@ -6,6 +6,7 @@ import { openBlankPage } from '../harness.js';
 declare global {
   interface Window {
     engram: typeof Engram;
+    Comlink: typeof import('comlink');
     /** Memories opened by a test, by a name of its choosing. */
     memories: Record<string, Engram.Memory>;
   }
