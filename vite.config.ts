@@ -32,6 +32,8 @@ export default defineConfig({
   preview: { headers: isolationHeaders },
   worker: { format: 'es' },
   optimizeDeps: {
+    // Pre-bundled up front: discovering them mid-session makes Vite re-optimise and reload open pages.
+    include: ['comlink', 'minisearch'],
     // Their WASM must load relative to the module, not from a pre-bundled copy.
     exclude: ['@journeyapps/wa-sqlite', 'onnxruntime-web', '@huggingface/transformers'],
   },
