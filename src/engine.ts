@@ -468,10 +468,13 @@ class EngramEngine implements Engine {
     const recordOf = (id: string) => changed.get(id) ?? inBatch.get(id) ?? this.records.get(id);
     const live = (id: string) => recordOf(id)?.supersededBy === undefined;
     const baseline = this.calibrateSimilarity ? batchBaseline(index, vectors) : 0;
+    const passes = (score: number) => calibratedCosine(score, baseline) >= threshold;
     batch.forEach((record, i) => {
       const vector = vectors[i] as Float32Array;
-      const best = [...index.search(vector, 1, live), ...batchIndex.search(vector, 1, live)].sort((a, b) => b.score - a.score)[0];
-      const other = best && calibratedCosine(best.score, baseline) >= threshold ? recordOf(best.id) : undefined;
+      const best = [bestLiveMatch(index, vector, live, passes), bestLiveMatch(batchIndex, vector, live, passes)]
+        .filter((m) => m !== undefined)
+        .sort((a, b) => b.score - a.score)[0];
+      const other = best ? recordOf(best.id) : undefined;
       if (other) {
         const [older, newer] = other.createdAt <= record.createdAt ? [other, record] : [record, other];
         if (older === record) record.supersededBy = newer.id;
@@ -581,6 +584,30 @@ class EngramEngine implements Engine {
       if (current()) await this.store.write({ keepOnlyEmbedder: vectorSpaceOf(embedder) });
     }).catch((error) => this.reportBackground(toEngramError(error, ErrorCode.STORE_FAILED, 'could not drop old vectors')));
   }
+}
+
+/** Unfiltered matches looked at before falling back to a scan that checks liveness on every row. */
+const SUPERSEDE_PROBE = 8;
+
+/**
+ * The most similar live memory whose score `passes`, or undefined. Liveness is checked on the few best
+ * matches only (a per-row check over the whole index made supersede the cost of every add); when all of them
+ * pass yet none is live, the exact filtered scan decides.
+ */
+function bestLiveMatch(
+  index: VectorIndex,
+  vector: Float32Array,
+  live: (id: string) => boolean,
+  passes: (score: number) => boolean,
+): { id: string; score: number } | undefined {
+  const probe = index.search(vector, SUPERSEDE_PROBE);
+  for (const match of probe) {
+    if (!passes(match.score)) return undefined;
+    if (live(match.id)) return match;
+  }
+  if (probe.length < SUPERSEDE_PROBE) return undefined;
+  const [match] = index.search(vector, 1, live);
+  return match && passes(match.score) ? match : undefined;
 }
 
 /** The key stored vectors are filed under: stable across devices of one model. */

@@ -258,6 +258,17 @@ describe('supersede, touch, update, remove, pin', () => {
     expect(old.score).toBeCloseTo(old.explain.rrf * 0.5 * old.explain.recency * old.explain.boost, 12);
   });
 
+  it('a chain of updates to one fact leaves exactly one live version, even when superseded copies outnumber the probe', async () => {
+    const others = ['Lunch with Ana on Friday', 'Invoice 42 paid in March', 'The cat prefers the blue bowl'];
+    const { engine } = await engineWith(others.map((text, i) => ({ id: `o${i}`, text, createdAt: daysAgo(30) })));
+    // Identical texts tie at cosine 1, so the live version can sit behind any number of superseded ones.
+    for (let i = 0; i < 12; i++) {
+      await engine.add({ id: `v${i}`, text: 'The staging server is at 10.0.0.5', createdAt: daysAgo(20 - i) });
+      const versions = await Promise.all(Array.from({ length: i + 1 }, (_, j) => engine.get(`v${j}`)));
+      expect(versions.filter((m) => m!.supersededBy === undefined).map((m) => m!.id)).toEqual([`v${i}`]);
+    }
+  });
+
   it('supersedes within one batch, keeps the later createdAt, and can be turned off', async () => {
     const { engine } = await engineWith([
       { id: 'late', text: 'the wifi password is hunter2', createdAt: daysAgo(1) },
