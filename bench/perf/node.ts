@@ -78,7 +78,7 @@ async function main(): Promise<void> {
         loop,
         heapBytes,
         log,
-        engram: [{ system: 'Engram', open: () => createEngine({ embedder, clock: () => BENCH_NOW }), switchable: embedder }],
+        engram: [{ system: 'Engram', open: () => createEngine({ embedder, clock: () => BENCH_NOW }), ...(live ? { switchable: embedder } : {}) }],
       });
       if (live && n <= args.modelIngestMax) {
         const model = live;

@@ -1,5 +1,6 @@
 /**
  * `npm run bench [-- --sizes 1000,10000 --dims 384 --rounds 5 --budget 10000 --sections node,browser --no-doc]`
+ * (`--report-only` re-renders the docs from bench/results/latest.json without measuring)
  *
  * Runs every section in its own process (fresh heap each): Node (pure pipeline and peers), headless Chromium
  * (the real worker on OPFS and peers in the page), then `npm run bench:embedder` and `npm run bench:worker`
@@ -17,9 +18,16 @@ import { charts, renderMarkdown, targetRows, type BenchResults, type ExtraSectio
 
 const argv = process.argv.slice(2);
 const writeDoc = !argv.includes('--no-doc');
-const args = parseArgs(argv.filter((a) => a !== '--no-doc'));
+const reportOnly = argv.includes('--report-only');
+const args = parseArgs(argv.filter((a) => a !== '--no-doc' && a !== '--report-only'));
 const failures: string[] = [];
 mkdirSync(resultsDir, { recursive: true });
+
+if (reportOnly) {
+  const results = JSON.parse(readFileSync(join(resultsDir, 'latest.json'), 'utf8')) as BenchResults;
+  writeDocs(results);
+  process.exit(0);
+}
 
 function run(label: string, command: string, commandArgs: string[]): boolean {
   console.log(`\n=== ${label} ===`);
@@ -83,16 +91,18 @@ const results: BenchResults = {
 writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 1));
 console.log('\nwrote bench/results/latest.json');
 
-if (writeDoc) {
+if (writeDoc) writeDocs(results);
+for (const row of targetRows(results)) console.log(`${row.holds === null ? '  -' : row.holds ? ' ok' : 'MISS'}  ${row.target}: ${row.measured}`);
+if (failures.length > 0) {
+  console.log(`\nfailures:\n${failures.map((f) => `  ${f}`).join('\n')}`);
+  process.exitCode = 1;
+}
+
+function writeDocs(results: BenchResults): void {
   mkdirSync(docsDir, { recursive: true });
   const chartFiles = charts(results);
   for (const chart of chartFiles) writeFileSync(join(docsDir, chart.file), chart.svg);
   writeFileSync(join(docsDir, 'bench.md'), renderMarkdown(results, chartFiles));
   writeFileSync(join(docsDir, 'bench.json'), JSON.stringify(results, null, 1));
   console.log(`wrote docs/bench.md, docs/bench.json, ${chartFiles.map((c) => `docs/${c.file}`).join(', ')}`);
-}
-for (const row of targetRows(results)) console.log(`${row.holds === null ? '  -' : row.holds ? ' ok' : 'MISS'}  ${row.target}: ${row.measured}`);
-if (failures.length > 0) {
-  console.log(`\nfailures:\n${failures.map((f) => `  ${f}`).join('\n')}`);
-  process.exitCode = 1;
 }
