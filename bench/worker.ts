@@ -14,8 +14,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createServer } from 'vite';
 import { CHROMIUM_PATH, chromiumArgs } from '../test/browser/harness.js';
+import { startViteServer } from '../test/browser/vite-server.js';
 import { World } from './perf/data.js';
 import { benchWords, corpusStem, loadCorpus } from './perf/node-data.js';
 import { repoRoot, resultsDir } from './perf/paths.js';
@@ -59,18 +59,12 @@ async function main(): Promise<void> {
   loadCorpus(world, largest); // generated once, cached under bench/results/cache/ (served to the page)
   const stem = `/bench/results/cache/${corpusStem(largest, world.seed)}`;
 
-  const server = await createServer({
-    configFile: resolve(repoRoot, 'vite.config.ts'),
-    // Other people edit the tree while the bench runs: no watching, no reloads; its own optimizer cache.
-    server: { port: 0, host: '127.0.0.1', open: false, hmr: false, watch: null },
-    cacheDir: resolve(repoRoot, 'node_modules/.vite-bench-worker'),
-    optimizeDeps: { include: ['comlink', 'minisearch', 'idb'] },
-    logLevel: 'warn',
+  // Other people edit the tree while the bench runs: no watching, no reloads; its own optimizer cache.
+  const { server, baseURL } = await startViteServer({
+    frozen: true,
+    config: { cacheDir: resolve(repoRoot, 'node_modules/.vite-bench-worker'), optimizeDeps: { include: ['comlink', 'minisearch', 'idb'] } },
   });
-  await server.listen();
-  const address = server.httpServer?.address();
-  if (!address || typeof address === 'string') throw new Error('bench: vite server has no port');
-  const url = `http://127.0.0.1:${address.port}/bench/worker/index.html`;
+  const url = `${baseURL}/bench/worker/index.html`;
   const profile = mkdtempSync(join(tmpdir(), 'engram-bench-worker-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs(false) });
   // The machine may be shared: the load average says how much the figures are inflated.

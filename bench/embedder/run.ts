@@ -6,16 +6,15 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { createServer } from 'vite';
 import { CHROMIUM_PATH, chromiumArgs } from '../../test/browser/harness.js';
+import { startViteServer } from '../../test/browser/vite-server.js';
+import { repoRoot } from '../perf/paths.js';
 import { CALIBRATION_TEXTS } from '../../src/embedder/device.js';
 import { measureCase, MODEL_CASES, type CaseResult } from './measure.js';
 import type * as Page from './page.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const LOCOMO = resolve(repoRoot, '../shared/data/locomo-dev');
 
 /** LoCoMo turns (real chat lengths) when the dev data is there, else the calibration sentences cycled. */
@@ -40,21 +39,13 @@ async function nodeSection(texts: string[], budgetMs: number): Promise<CaseResul
 }
 
 async function browserSection(texts: string[], budgetMs: number): Promise<{ results: CaseResult[]; auto: unknown }> {
-  const server = await createServer({
-    configFile: resolve(repoRoot, 'vite.config.ts'),
-    server: { port: 0, host: '127.0.0.1', open: false, hmr: false, watch: null },
-    // Its own optimizer cache, so the test server's cache is never invalidated by this run.
-    cacheDir: resolve(repoRoot, 'node_modules/.vite-bench-embedder'),
-    logLevel: 'warn',
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  if (!address || typeof address === 'string') throw new Error('bench: vite server has no port');
+  // Its own optimizer cache, so the test server's cache is never invalidated by this run.
+  const { server, baseURL } = await startViteServer({ frozen: true, config: { cacheDir: resolve(repoRoot, 'node_modules/.vite-bench-embedder') } });
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs(true) });
   try {
     const page = await browser.newPage();
     page.on('pageerror', (error) => console.error('[page error]', error.message));
-    await page.goto(`http://127.0.0.1:${address.port}/bench/embedder/page.html`);
+    await page.goto(`${baseURL}/bench/embedder/page.html`);
     await page.waitForFunction(() => 'embedderBench' in globalThis);
     // Closures run in the page: each one reaches the page module through the global the HTML sets.
     type Scope = { embedderBench: typeof Page };

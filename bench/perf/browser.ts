@@ -7,8 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createServer, type Plugin, type ViteDevServer } from 'vite';
+import type { Plugin, ViteDevServer } from 'vite';
 import { CHROMIUM_PATH, chromiumArgs } from '../../test/browser/harness.js';
+import { startViteServer } from '../../test/browser/vite-server.js';
 import { parseArgs } from './args.js';
 import { queriesToJson, World } from './data.js';
 import type { LoopOptions, SectionResult } from './measure.js';
@@ -36,22 +37,19 @@ function benchEmbedderShim(): Plugin {
   };
 }
 
-async function startServer(): Promise<{ server: ViteDevServer; baseURL: string }> {
-  const server = await createServer({
-    configFile: resolve(repoRoot, 'vite.config.ts'),
-    plugins: [benchEmbedderShim()],
-    // Other people edit the tree while the bench runs: no file watching, no hot reload of the page mid-run.
-    server: { port: 0, host: '127.0.0.1', open: false, hmr: false, watch: null },
-    // Its own optimizer cache, so the test server's cache is never invalidated by this config.
-    cacheDir: resolve(repoRoot, 'node_modules/.vite-bench'),
-    // Pre-bundled up front: a dependency discovered mid-run would make Vite reload the page.
-    optimizeDeps: { include: ['minisearch', '@orama/orama', 'comlink'] },
-    logLevel: (process.env.BENCH_VITE_LOG as 'info' | undefined) ?? 'warn',
+function startServer(): Promise<{ server: ViteDevServer; baseURL: string }> {
+  // Other people edit the tree while the bench runs: no file watching, no hot reload of the page mid-run.
+  return startViteServer({
+    frozen: true,
+    config: {
+      plugins: [benchEmbedderShim()],
+      // Its own optimizer cache, so the test server's cache is never invalidated by this config.
+      cacheDir: resolve(repoRoot, 'node_modules/.vite-bench'),
+      // Pre-bundled up front: a dependency discovered mid-run would make Vite reload the page.
+      optimizeDeps: { include: ['minisearch', '@orama/orama', 'comlink'] },
+      logLevel: (process.env.BENCH_VITE_LOG as 'info' | undefined) ?? 'warn',
+    },
   });
-  await server.listen();
-  const address = server.httpServer?.address();
-  if (!address || typeof address === 'string') throw new Error('bench: vite server has no port');
-  return { server, baseURL: `http://127.0.0.1:${address.port}` };
 }
 
 async function openPage(context: BrowserContext, url: string): Promise<Page> {

@@ -1,4 +1,5 @@
-import { createServer, type ViteDevServer } from 'vite';
+import type { ViteDevServer } from 'vite';
+import { startViteServer } from './vite-server.js';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -11,15 +12,9 @@ let server: ViteDevServer | undefined;
 
 /** One Vite dev server (the project's own vite.config.ts) for every browser test file. */
 export async function setup(project: TestProject): Promise<void> {
-  server = await createServer({
-    configFile: new URL('../../vite.config.ts', import.meta.url).pathname,
-    server: { port: 0, host: '127.0.0.1', open: false },
-    logLevel: 'warn',
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  if (!address || typeof address === 'string') throw new Error('vite server has no port');
-  project.provide('baseURL', `http://127.0.0.1:${address.port}`);
+  const started = await startViteServer();
+  server = started.server;
+  project.provide('baseURL', started.baseURL);
 }
 
 export async function teardown(): Promise<void> {
