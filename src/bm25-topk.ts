@@ -15,7 +15,7 @@ import { TopK } from './topk.js';
 type Postings = Map<number, number>;
 
 /** The parts of MiniSearch 7 this reads (private there; verified before use). */
-interface MiniSearchInternals {
+export interface MiniSearchInternals {
   _index: { get(term: string): Map<number, Postings> | undefined };
   _documentIds: Map<number, unknown>;
   _fieldLength: Map<number, number[]>;

@@ -38,7 +38,24 @@ export async function embedTexts(embedder: Embedder, texts: readonly string[]): 
   });
 }
 
-/** Embeds in batches of `batchSize`, reporting progress after each batch. */
+/**
+ * Resolves in a new task, after messages already queued. A model run does not yield to the event loop, so long
+ * embedding work awaits this between batches: in the worker, searches and other calls get a turn meanwhile.
+ */
+export function nextTask(): Promise<void> {
+  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => {
+    // Browsers: a message, unlike setTimeout(0), is not clamped to 4 ms.
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
+/** Embeds in batches of `batchSize`, reporting progress after each batch and yielding a task between batches. */
 export async function embedInBatches(
   embedder: Embedder,
   texts: readonly string[],
@@ -47,6 +64,7 @@ export async function embedInBatches(
 ): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   for (let start = 0; start < texts.length; start += batchSize) {
+    if (start > 0) await nextTask();
     out.push(...(await embedTexts(embedder, texts.slice(start, start + batchSize))));
     onProgress?.({ done: out.length, total: texts.length });
   }

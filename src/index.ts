@@ -14,7 +14,7 @@ export type { NeighbourOptions } from './neighbours.js';
 export type { FusionMethod } from './fuse.js';
 export { estimateTokens } from './assemble.js';
 export { exactScan } from './vector.js';
-export { QuantizedScan } from './quantized-scan.js';
+export { defaultQuantizedScanOptions, QuantizedScan, type QuantizedScanOptions } from './quantized-scan.js';
 export type { IndexSnapshot } from './snapshot.js';
 export type { ScoredRow, VectorIndex, VectorScan } from './vector.js';
 export type {

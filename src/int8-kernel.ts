@@ -2,12 +2,14 @@
  * The inner loop of the quantised vector scan: int8 dot products of one query against many rows, written to an
  * Int32Array, in WebAssembly SIMD (16 bytes per step: widen to int16, multiply-add pairs, accumulate int32).
  *
- * The WebAssembly module is tiny and assembled here byte by byte (no toolchain, nothing fetched): it imports
- * its memory, so the caller owns the buffer that holds the query, the rows and the output.
+ * The WebAssembly module is tiny and assembled byte by byte (wasm-encoder.ts): it imports its memory, so the
+ * caller owns the buffer that holds the query, the rows and the output.
  *
  *   dots(rows, count, stride, query, out): for r in 0..count: out[r] = Σ_j rows[r*stride + j] * query[j]
+ *   dotsAt(rows, list, count, stride, query, out): the same for the rows numbered in list[0..count]
  *   (byte offsets into the memory; stride is a multiple of 16 and rows are zero-padded to it)
  */
+import { addTo, assembleModule, compileSimd, countDown, KernelMemory, op, sumLanes, uleb } from './wasm-encoder.js';
 
 export interface Int8Kernel {
   /** The memory the offsets below refer to. Views on it die when it grows: re-create them after `grow`. */
@@ -15,129 +17,125 @@ export interface Int8Kernel {
   /** Grows the memory to at least `bytes`. */
   grow(bytes: number): void;
   dots(rows: number, count: number, stride: number, query: number, out: number): void;
+  /** The same for the `count` row numbers (int32) at byte offset `list`: out[i] = row list[i]'s dot product. */
+  dotsAt(rows: number, list: number, count: number, stride: number, query: number, out: number): void;
+  /**
+   * Queries in groups of four against every row, in one pass over the rows: out[q·count + r] = row r · query q,
+   * over the first `length` bytes of each row (a multiple of 16, at most stride). `queries` holds the groups'
+   * codes widened to int16 and interleaved (interleaveQueries).
+   */
+  dotsMany(rows: number, count: number, stride: number, length: number, queries: number, groups: number, out: number): void;
 }
 
-const PAGE = 65536;
+/** One row's int8 dot product with the query: leaves the i32x4 partial sums in ACC (locals as in both kernels). */
+const rowDot = (ROW: number, QUERY: number, STRIDE: number, J: number, ACC: number, A: number, B: number): number[] => [
+  ...op.v128Zero, ...op.set(ACC),
+  ...op.i32(0), ...op.set(J),
+  ...op.loop,
+  ...op.get(ROW), ...op.get(J), ...op.i32Add, ...op.v128Load, ...op.set(A),
+  ...op.get(QUERY), ...op.get(J), ...op.i32Add, ...op.v128Load, ...op.set(B),
+  ...op.get(ACC),
+  ...op.get(A), ...op.extendLow, ...op.get(B), ...op.extendLow, ...op.dot, ...op.add,
+  ...op.get(A), ...op.extendHigh, ...op.get(B), ...op.extendHigh, ...op.dot, ...op.add,
+  ...op.set(ACC),
+  ...op.get(J), ...op.i32(16), ...op.i32Add, ...op.tee(J), ...op.get(STRIDE), ...op.i32LtU, ...op.brIf(0),
+  ...op.end,
+];
 
-// --- a minimal WebAssembly encoder, just enough for one function -------------------------------------------
-const uleb = (value: number): number[] => {
-  const out: number[] = [];
-  do {
-    let byte = value & 0x7f;
-    value >>>= 7;
-    if (value !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (value !== 0);
-  return out;
-};
-const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
-const name = (text: string): number[] => [...uleb(text.length), ...Array.from(text, (c) => c.charCodeAt(0))];
-
-const I32 = 0x7f;
-const V128 = 0x7b;
-const op = {
-  block: [0x02, 0x40],
-  loop: [0x03, 0x40],
-  end: [0x0b],
-  br: (depth: number) => [0x0c, depth],
-  brIf: (depth: number) => [0x0d, depth],
-  get: (local: number) => [0x20, local],
-  set: (local: number) => [0x21, local],
-  tee: (local: number) => [0x22, local],
-  i32: (value: number) => [0x41, ...uleb(value)], // small non-negative constants only (LEB of a positive value < 64)
-  i32Add: [0x6a],
-  i32Sub: [0x6b],
-  i32Eqz: [0x45],
-  i32LtU: [0x49],
-  i32Store: [0x36, 2, 0],
-  v128Load: [0xfd, 0x00, 0, 0],
-  v128Zero: [0xfd, 0x0c, ...new Array<number>(16).fill(0)],
-  extendLow: [0xfd, ...uleb(0x87)], // i16x8.extend_low_i8x16_s
-  extendHigh: [0xfd, ...uleb(0x88)], // i16x8.extend_high_i8x16_s
-  dot: [0xfd, ...uleb(0xba)], // i32x4.dot_i16x8_s
-  add: [0xfd, ...uleb(0xae)], // i32x4.add
-  lane: (i: number) => [0xfd, ...uleb(0x1b), i], // i32x4.extract_lane
-};
-
-function assembleDots(): Uint8Array<ArrayBuffer> {
-  // params: 0 rows, 1 count, 2 stride, 3 query, 4 out; locals: 5 j (i32), 6 acc, 7 a, 8 b (v128)
-  const [ROWS, COUNT, STRIDE, QUERY, OUT, J, ACC, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
-  const body = [
-    ...op.block,
-    ...op.loop,
-    ...op.get(COUNT), ...op.i32Eqz, ...op.brIf(1),
-    ...op.v128Zero, ...op.set(ACC),
-    ...op.i32(0), ...op.set(J),
-    ...op.loop,
-    ...op.get(ROWS), ...op.get(J), ...op.i32Add, ...op.v128Load, ...op.set(A),
-    ...op.get(QUERY), ...op.get(J), ...op.i32Add, ...op.v128Load, ...op.set(B),
-    ...op.get(ACC),
-    ...op.get(A), ...op.extendLow, ...op.get(B), ...op.extendLow, ...op.dot, ...op.add,
-    ...op.get(A), ...op.extendHigh, ...op.get(B), ...op.extendHigh, ...op.dot, ...op.add,
-    ...op.set(ACC),
-    ...op.get(J), ...op.i32(16), ...op.i32Add, ...op.tee(J), ...op.get(STRIDE), ...op.i32LtU, ...op.brIf(0),
-    ...op.end,
-    ...op.get(OUT),
-    ...op.get(ACC), ...op.lane(0), ...op.get(ACC), ...op.lane(1), ...op.i32Add,
-    ...op.get(ACC), ...op.lane(2), ...op.i32Add, ...op.get(ACC), ...op.lane(3), ...op.i32Add,
-    ...op.i32Store,
-    ...op.get(OUT), ...op.i32(4), ...op.i32Add, ...op.set(OUT),
-    ...op.get(ROWS), ...op.get(STRIDE), ...op.i32Add, ...op.set(ROWS),
-    ...op.get(COUNT), ...op.i32(1), ...op.i32Sub, ...op.set(COUNT),
-    ...op.br(0),
-    ...op.end,
-    ...op.end,
-    ...op.end, // function
-  ];
-  const code = [...uleb(2), 1, I32, 3, V128, ...body];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 5, I32, I32, I32, I32, I32, 0]),
-    ...section(2, [1, ...name('env'), ...name('memory'), 0x02, 0x00, 1]),
-    ...section(3, [1, 0]),
-    ...section(7, [1, ...name('dots'), 0x00, 0]),
-    ...section(10, [1, ...uleb(code.length), ...code]),
+function assembleKernels(): Uint8Array<ArrayBuffer> {
+  // dots: params 0 rows, 1 count, 2 stride, 3 query, 4 out; locals 5 j (i32), 6 acc, 7 a, 8 b (v128)
+  const dots = (() => {
+    const [ROWS, COUNT, STRIDE, QUERY, OUT, J, ACC, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+    return countDown(COUNT, [
+      ...rowDot(ROWS, QUERY, STRIDE, J, ACC, A, B),
+      ...op.get(OUT), ...sumLanes(ACC), ...op.i32Store,
+      ...addTo(OUT, op.i32(4)),
+      ...addTo(ROWS, op.get(STRIDE)),
+    ]);
+  })();
+  // dotsAt: params 0 rows, 1 list, 2 count, 3 stride, 4 query, 5 out; locals 6 j, 7 row (i32), 8 acc, 9 a, 10 b (v128)
+  const dotsAt = (() => {
+    const [ROWS, LIST, COUNT, STRIDE, QUERY, OUT, J, ROW, ACC, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    return countDown(COUNT, [
+      ...op.get(ROWS), ...op.get(LIST), ...op.i32Load, ...op.get(STRIDE), ...op.i32Mul, ...op.i32Add, ...op.set(ROW),
+      ...rowDot(ROW, QUERY, STRIDE, J, ACC, A, B),
+      ...op.get(OUT), ...sumLanes(ACC), ...op.i32Store,
+      ...addTo(OUT, op.i32(4)),
+      ...addTo(LIST, op.i32(4)),
+    ]);
+  })();
+  // dotsMany: params 0 rows, 1 count, 2 stride, 3 length, 4 queries, 5 groups, 6 out; i32 locals 7 j, 8 groups
+  // left, 9 group start, 10 query pointer, 11 at, 12 step; v128 locals 13 a, 14 a low, 15 a high (int16), 16-19
+  // four accumulators. Four queries per pass over a row: each 16-byte row chunk is loaded and widened once for
+  // all four, and the queries come widened already, interleaved chunk by chunk so that every query load has a
+  // constant offset.
+  const dotsMany = (() => {
+    const [ROWS, COUNT, STRIDE, LENGTH, QUERIES, GROUPS, OUT, J, LEFT, START, QUERY, AT, STEP, A, LOW, HIGH, ACC0] = [
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+    ];
+    const lanes = [0, 1, 2, 3];
+    const loadAt = (offset: number) => [0xfd, 0x00, 0, ...uleb(offset)];
+    const step = (k: number) => [
+      ...op.get(ACC0 + k),
+      ...op.get(LOW), ...op.get(QUERY), ...loadAt(32 * k), ...op.dot, ...op.add,
+      ...op.get(HIGH), ...op.get(QUERY), ...loadAt(32 * k + 16), ...op.dot, ...op.add,
+      ...op.set(ACC0 + k),
+    ];
+    return [
+      ...op.get(COUNT), ...op.i32(4), ...op.i32Mul, ...op.set(STEP),
+      ...countDown(COUNT, [
+        ...op.get(QUERIES), ...op.set(START), ...op.get(OUT), ...op.set(AT), ...op.get(GROUPS), ...op.set(LEFT),
+        ...countDown(LEFT, [
+          ...lanes.flatMap((k) => [...op.v128Zero, ...op.set(ACC0 + k)]),
+          ...op.get(START), ...op.set(QUERY),
+          ...op.i32(0), ...op.set(J),
+          ...op.loop,
+          ...op.get(ROWS), ...op.get(J), ...op.i32Add, ...op.v128Load, ...op.set(A),
+          ...op.get(A), ...op.extendLow, ...op.set(LOW), ...op.get(A), ...op.extendHigh, ...op.set(HIGH),
+          ...lanes.flatMap(step),
+          ...lanes.flatMap(() => addTo(QUERY, op.i32(32))), // += 128 (op.i32 takes constants < 64)
+          ...op.get(J), ...op.i32(16), ...op.i32Add, ...op.tee(J), ...op.get(LENGTH), ...op.i32LtU, ...op.brIf(0),
+          ...op.end,
+          ...lanes.flatMap((k) => [...op.get(AT), ...sumLanes(ACC0 + k), ...op.i32Store, ...addTo(AT, op.get(STEP))]),
+          ...addTo(START, [...op.get(STRIDE), ...op.i32(8), ...op.i32Mul]),
+        ]),
+        ...addTo(OUT, op.i32(4)),
+        ...addTo(ROWS, op.get(STRIDE)),
+      ]),
+    ];
+  })();
+  return assembleModule([
+    { name: 'dots', params: 5, i32Locals: 1, v128Locals: 3, body: dots },
+    { name: 'dotsAt', params: 6, i32Locals: 2, v128Locals: 3, body: dotsAt },
+    { name: 'dotsMany', params: 7, i32Locals: 6, v128Locals: 7, body: dotsMany },
   ]);
 }
 
 let compiled: WebAssembly.Module | null | undefined;
 
 /**
- * The SIMD128 module, or null where WebAssembly or its SIMD is missing (or disallowed, e.g. by a CSP). (Relaxed
- * SIMD's int8 dot product was tried: no faster here, and its operand-range rules make it easy to get wrong.)
+ * The SIMD128 module, or null where WebAssembly or its SIMD is missing. (Relaxed SIMD's int8 dot product was
+ * tried: no faster here, and its operand-range rules make it easy to get wrong.)
  */
 function simdModule(): WebAssembly.Module | null {
-  if (compiled !== undefined) return compiled;
-  try {
-    const bytes = assembleDots();
-    compiled = typeof WebAssembly === 'object' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-  } catch {
-    compiled = null;
-  }
+  if (compiled === undefined) compiled = compileSimd(assembleKernels());
   return compiled;
 }
 
-class SimdKernel implements Int8Kernel {
-  private readonly memory: WebAssembly.Memory;
-  private readonly run: (rows: number, count: number, stride: number, query: number, out: number) => void;
+type DotsFn = (rows: number, count: number, stride: number, query: number, out: number) => void;
+type DotsAtFn = (rows: number, list: number, count: number, stride: number, query: number, out: number) => void;
+type DotsManyFn = (rows: number, count: number, stride: number, length: number, queries: number, groups: number, out: number) => void;
+
+class SimdKernel extends KernelMemory implements Int8Kernel {
+  readonly dots: DotsFn;
+  readonly dotsAt: DotsAtFn;
+  readonly dotsMany: DotsManyFn;
 
   constructor(module: WebAssembly.Module, bytes: number) {
-    this.memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
-    const instance = new WebAssembly.Instance(module, { env: { memory: this.memory } });
-    this.run = instance.exports.dots as SimdKernel['run'];
-  }
-
-  get buffer(): ArrayBuffer {
-    return this.memory.buffer;
-  }
-
-  grow(bytes: number): void {
-    const pages = Math.ceil(bytes / PAGE) - this.memory.buffer.byteLength / PAGE;
-    if (pages > 0) this.memory.grow(pages);
-  }
-
-  dots(rows: number, count: number, stride: number, query: number, out: number): void {
-    this.run(rows, count, stride, query, out);
+    super(module, bytes);
+    this.dots = this.exports.dots as DotsFn;
+    this.dotsAt = this.exports.dotsAt as DotsAtFn;
+    this.dotsMany = this.exports.dotsMany as DotsManyFn;
   }
 }
 
@@ -148,4 +146,24 @@ class SimdKernel implements Int8Kernel {
 export function createInt8Kernel(bytes: number): Int8Kernel | null {
   const module = simdModule();
   return module ? new SimdKernel(module, bytes) : null;
+}
+
+/** Bytes of dotsMany's query area per group of four queries of `stride` int8 codes. */
+export const groupBytes = (stride: number): number => stride * 8;
+
+/**
+ * Lays out int8 query codes (`codes`: one row of `stride` per query, zero-padded) for dotsMany at `out`: per group
+ * of four, per 16-code chunk, each query's chunk widened to int16 (32 bytes). A missing fourth query counts as zeros.
+ */
+export function interleaveQueries(codes: Int8Array, count: number, stride: number, out: Int16Array): void {
+  const groups = Math.ceil(count / 4);
+  out.fill(0, 0, groups * stride * 4);
+  for (let q = 0; q < count; q++) {
+    const group = q >> 2;
+    const slot = q & 3;
+    for (let j = 0; j < stride; j++) {
+      const chunk = j >> 4;
+      out[((group * (stride >> 4) + chunk) * 4 + slot) * 16 + (j & 15)] = codes[q * stride + j] as number;
+    }
+  }
 }

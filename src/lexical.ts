@@ -7,7 +7,8 @@
  * paragraph) can throw, and a very long query does bounded work.
  */
 import MiniSearch from 'minisearch';
-import { bm25TopK, readMiniSearch } from './bm25-topk.js';
+import { bm25TopK, readMiniSearch, type MiniSearchInternals } from './bm25-topk.js';
+import type { LexicalState, TermData } from './snapshot.js';
 import type { MemoryRecord } from './types.js';
 import { stemEnglish } from './stem.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
@@ -87,14 +88,30 @@ export class LexicalIndex {
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
   }
 
-  /** MiniSearch's serialised index (its JSON), for a snapshot. */
-  toJSON(): string {
-    return JSON.stringify(this.search_);
+  /** The index's state, for a snapshot (snapshot.ts). Throws when this MiniSearch does not look like version 7. */
+  state(): LexicalState {
+    const m = internals(this.search_);
+    return {
+      documentCount: m._documentCount, nextId: m._nextId, dirtCount: m._dirtCount, fieldIds: m._fieldIds,
+      avgFieldLength: m._avgFieldLength, documentIds: m._documentIds as Map<number, string>, fieldLength: m._fieldLength, terms: m._index,
+    };
   }
 
-  /** Replaces the index with a serialised one made under the same settings. Throws when it cannot be read. */
-  loadJSON(json: string): void {
-    this.search_ = MiniSearch.loadJSON<LexicalDoc>(json, this.miniSearchOptions());
+  /** Replaces the index with a state read from a snapshot made under the same settings (it takes the maps over). */
+  restore(state: LexicalState): void {
+    const search = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
+    const m = internals(search);
+    if (JSON.stringify(m._fieldIds) !== JSON.stringify(state.fieldIds)) throw new Error('lexical snapshot: other fields');
+    m._documentCount = state.documentCount;
+    m._nextId = state.nextId;
+    m._dirtCount = state.dirtCount;
+    m._avgFieldLength = state.avgFieldLength;
+    m._documentIds = state.documentIds;
+    m._fieldLength = state.fieldLength;
+    for (const [shortId, id] of state.documentIds) m._idToShortId.set(id, shortId);
+    if (m._idToShortId.size !== state.documentIds.size) throw new Error('lexical snapshot: one id twice');
+    for (const [term, data] of state.terms) m._index.set(term, data);
+    this.search_ = search;
   }
 
   private miniSearchOptions() {
@@ -128,7 +145,8 @@ export class LexicalIndex {
   }
 
   clear(): void {
-    this.search_.removeAll();
+    // A new index rather than removeAll(), which keeps MiniSearch's count of discarded documents.
+    this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
   }
 
   /** The terms a query searches for: sanitised, processed like indexed text, distinct, capped. */
@@ -166,6 +184,23 @@ export class LexicalIndex {
     });
     return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
   }
+}
+
+/** The private fields a snapshot reads and restores, besides those the BM25 scorer reads. */
+type SnapshotInternals = MiniSearchInternals & {
+  _index: Iterable<[string, TermData]> & { set(term: string, data: TermData): unknown };
+  _idToShortId: Map<string, number>;
+  _nextId: number;
+  _storedFields: Map<number, unknown>;
+};
+
+function internals(search: MiniSearch<LexicalDoc>): SnapshotInternals {
+  const m = readMiniSearch(search) as SnapshotInternals | null;
+  // Stored fields are never used (storeFields: []), so a snapshot need not carry them.
+  if (!m || !(m._idToShortId instanceof Map) || typeof m._nextId !== 'number' || !(m._storedFields instanceof Map) || m._storedFields.size > 0) {
+    throw new Error('lexical snapshot: unexpected MiniSearch internals');
+  }
+  return m;
 }
 
 function toDoc(record: MemoryRecord): LexicalDoc {

@@ -52,6 +52,7 @@ export function memoryStore(): Store {
       const packed = change.vectors && checkPacked(change.vectors);
       const metaChange = Object.entries(change.meta ?? {}).map(([k, v]) => [k, v instanceof Uint8Array ? v.slice() : v] as const);
 
+      const indexedChange = remove.length > 0 || put.some((r) => changesIndexed(records.get(r.id), r));
       for (const id of remove) {
         records.delete(id);
         for (const byEmbedder of vectors.values()) byEmbedder.rows.delete(id);
@@ -72,7 +73,7 @@ export function memoryStore(): Store {
         if (value === null) meta.delete(key);
         else meta.set(key, value);
       }
-      counter++;
+      if (indexedChange) counter++;
     },
 
     async readMeta(key) {
@@ -95,6 +96,11 @@ export function memoryStore(): Store {
       closed = true;
     },
   };
+}
+
+/** True when storing `next` over `previous` adds a memory or changes what the lexical index reads (text, tags). */
+function changesIndexed(previous: MemoryRecord | undefined, next: MemoryRecord): boolean {
+  return !previous || previous.text !== next.text || previous.tags.length !== next.tags.length || previous.tags.some((t, i) => t !== next.tags[i]);
 }
 
 /** Checks a packed block (ids × dim floats, finite) and splits it into owned rows. */

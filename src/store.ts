@@ -36,7 +36,11 @@ export interface Store {
   loadVectors(embedderId: string, dim: number): Promise<PackedVectors>;
   write(change: StoreWrite): Promise<void>;
   readMeta(key: string): Promise<string | Uint8Array | null>;
-  /** Monotonic counter bumped by every write: lets a snapshot tell whether it is stale. */
+  /**
+   * Monotonic counter bumped by every write that adds or removes a memory or changes a memory's text or tags (what
+   * the lexical index is built from): a snapshot made at an equal counter is current. Other writes (access
+   * bookkeeping, pins, vectors, meta) may leave it as it is; bumping more often is always safe.
+   */
   changeCounter(): Promise<number>;
   count(): Promise<number>;
   close(): Promise<void>;

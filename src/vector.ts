@@ -19,6 +19,54 @@ export interface VectorScan {
   rowsChanged?(index: VectorIndex, rows: readonly number[]): void;
   /** Best k rows for a normalised query, best first; rows failing `eligible` are never returned. */
   topK(index: VectorIndex, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[];
+  /** `exactRowsAbove`'s answer, faster (same rows, same scores, same order). */
+  rowsAbove?(index: VectorIndex, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[];
+}
+
+/** The rows scoring at least a floor: the best `cap` of them (best first, ordered as topK orders) and whether there were more. */
+export interface RowsAbove {
+  rows: ScoredRow[];
+  more: boolean;
+}
+
+/**
+ * For each normalised query (number q), the rows below `limit(q)` (default: all) whose score is ≥ `floor`. One
+ * call for many queries: a threshold question (supersede's "is anything this similar?") rather than a top-k one.
+ */
+export function exactRowsAbove(
+  index: VectorIndex,
+  queries: readonly Float32Array[],
+  floor: number,
+  cap: number,
+  limit?: (query: number) => number,
+): RowsAbove[] {
+  const { dim, matrix } = index;
+  return queries.map((query, q) => {
+    const found = new RowsAboveCollector(cap);
+    const rows = Math.min(index.size, limit ? limit(q) : index.size);
+    for (let row = 0; row < rows; row++) found.offer(row, dot(query, matrix, row * dim), floor);
+    return found.result();
+  });
+}
+
+/** Keeps the best `cap` rows offered with a score ≥ floor, and counts them all. */
+export class RowsAboveCollector {
+  private readonly best: TopK;
+  private count = 0;
+
+  constructor(private readonly cap: number) {
+    this.best = new TopK(cap);
+  }
+
+  offer(row: number, score: number, floor: number): void {
+    if (!(score >= floor)) return;
+    this.count++;
+    this.best.push(row, score);
+  }
+
+  result(): RowsAbove {
+    return { rows: this.best.drain().map(({ index: row, score }) => ({ row, score })), more: this.count > this.cap };
+  }
 }
 
 /** Dot product of two equal-length vectors (the first `dim` floats of b starting at `offset`). */
@@ -171,6 +219,21 @@ export class VectorIndex {
     const unit = normalize(query);
     const rowFilter = eligible && ((row: number) => eligible(this.rowIds[row] as string));
     return this.scan.topK(this, unit, k, rowFilter).map(({ row, score }) => ({ id: this.rowIds[row] as string, score }));
+  }
+
+  /**
+   * For each query (normalised here), the stored vectors with cosine ≥ `floor`: the best `cap` of them, best first
+   * (as `search` orders), and whether there were more. `limit(q)` restricts query q to the first rows.
+   */
+  matchesAbove(
+    queries: readonly Float32Array[],
+    floor: number,
+    cap: number,
+    limit?: (query: number) => number,
+  ): { matches: { id: string; score: number }[]; more: boolean }[] {
+    const units = queries.map(normalize);
+    const found = this.scan.rowsAbove ? this.scan.rowsAbove(this, units, floor, cap, limit) : exactRowsAbove(this, units, floor, cap, limit);
+    return found.map(({ rows, more }) => ({ matches: rows.map(({ row, score }) => ({ id: this.rowIds[row] as string, score })), more }));
   }
 
   /** Mean cosine between two different stored vectors (0 with fewer than two): see similarity.ts. */

@@ -4,7 +4,7 @@ import type { EmbedderOptions } from '../src/embedder/index.js';
 import type { MemoryStatus, MethodName, StorageKind, WireEmbedderOptions } from '../src/remote.js';
 import type { Embedder, MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
-import { readSnapshot, SnapshotKeeper } from './snapshots.js';
+import { isCurrent, readSnapshot, SnapshotKeeper } from './snapshots.js';
 
 /** Every call a Memory can make of the worker that holds the database. `status` rides along with the methods. */
 export type HostMethod = MethodName | 'status';
@@ -36,21 +36,32 @@ export async function openHost(options: HostOptions): Promise<Host> {
   let lastError: EngramError | null = null;
   const store = await openStore(options.name, options.storage);
   const onBackgroundError = (error: unknown) => (lastError = toEngramError(error, ErrorCode.STORE_FAILED, 'background work failed'));
-  const engine = await createEngine({ store, embedder: null, indexSnapshot: await readSnapshot(store), onBackgroundError }).catch(
-    async (error: unknown) => {
-      await store.close().catch(() => undefined);
-      throw error;
-    },
-  );
-  const snapshots = new SnapshotKeeper(engine, store, onBackgroundError);
+  let current = false;
+  const engine = await (async () => {
+    const indexSnapshot = await readSnapshot(store);
+    current = await isCurrent(indexSnapshot, store);
+    return createEngine({ store, embedder: null, indexSnapshot, onBackgroundError });
+  })().catch(async (error: unknown) => {
+    await store.close().catch(() => undefined);
+    throw error;
+  });
+  const snapshots = new SnapshotKeeper(engine, store, onBackgroundError, current);
+
+  // Loading the model (evaluating transformers.js, starting ONNX Runtime) and attaching it (loading every stored
+  // vector, building the vector index: a second at 100k) hold the worker's only thread. Both wait until the first
+  // call has been answered (or a moment has passed), so the page's first search is not held behind them.
+  let firstCallAnswered = () => {};
+  const firstCall = new Promise<void>((resolve) => (firstCallAnswered = resolve));
+  const loadAllowed = Promise.race([firstCall, new Promise<void>((resolve) => setTimeout(resolve, MODEL_GRACE_MS))]);
 
   let embedder: Embedder | null = null;
   if (options.embedder) {
     const embedderOptions = options.embedder;
     void (async () => {
       try {
+        await loadAllowed;
         embedder = await options.loadEmbedder(embedderOptions, options.onModelProgress);
-        await engine.setEmbedder(yielding(embedder));
+        await engine.setEmbedder(embedder);
       } catch (error) {
         lastError = toEngramError(error, ErrorCode.EMBEDDER_FAILED, 'could not load the embedder; search stays lexical');
       }
@@ -69,9 +80,13 @@ export async function openHost(options: HostOptions): Promise<Host> {
 
   return {
     async call(method, args, onProgress, retry = false) {
-      const result = await dispatch(method, args, onProgress, retry);
-      if (CHANGES.has(method)) snapshots.changed();
-      return result;
+      try {
+        const result = await dispatch(method, args, onProgress, retry);
+        if (CHANGES.has(method)) snapshots.changed();
+        return result;
+      } finally {
+        if (method !== 'status') firstCallAnswered();
+      }
     },
     async close() {
       await snapshots.flush().catch(onBackgroundError);
@@ -97,33 +112,11 @@ export async function openHost(options: HostOptions): Promise<Host> {
   }
 }
 
+/** The longest the model waits for the first call before it loads anyway. */
+const MODEL_GRACE_MS = 1000;
+
 /** Methods that change memories (and so the lexical index). */
 const CHANGES = new Set<HostMethod>(['add', 'update', 'remove', 'pin', 'import']);
-
-/**
- * The same embedder, letting the worker answer calls between batches: a model run does not yield to the event
- * loop, so without this, re-embedding thousands of memories in the background would hold every search until done.
- */
-function yielding(embedder: Embedder): Embedder {
-  const wrapped = Object.create(embedder) as Embedder;
-  wrapped.embed = async (texts) => {
-    await nextTask();
-    return embedder.embed(texts);
-  };
-  return wrapped;
-}
-
-/** Resolves in a new task (after messages already queued), without setTimeout's clamping. */
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
-}
 
 function idsOf(input: unknown): string[] | null {
   const list = Array.isArray(input) ? input : [input];

@@ -1,5 +1,5 @@
 import type { Engine } from '../src/engine.js';
-import type { IndexSnapshot } from '../src/snapshot.js';
+import { snapshotHeader, type IndexSnapshot } from '../src/snapshot.js';
 import type { Store } from '../src/store.js';
 
 /** Meta key of the lexical index snapshot (the engine checks it still matches the records before using it). */
@@ -7,22 +7,23 @@ const SNAPSHOT_KEY = 'engram.lexical-snapshot';
 /** Quiet time after the last change before the snapshot is rewritten: it is large, and only needed at the next open. */
 const SAVE_AFTER_IDLE_MS = 10_000;
 
-/** The stored snapshot, or null when there is none or it cannot be parsed (the engine then rebuilds). */
+/** The stored snapshot, or null when there is none (an older JSON snapshot counts as none: the engine rebuilds). */
 export async function readSnapshot(store: Store): Promise<IndexSnapshot | null> {
   const raw = await store.readMeta(SNAPSHOT_KEY).catch(() => null);
-  if (typeof raw !== 'string') return null;
-  try {
-    return JSON.parse(raw) as IndexSnapshot;
-  } catch {
-    return null;
-  }
+  return raw instanceof Uint8Array ? raw : null;
 }
 
-/** Serialises the engine's lexical index into the store's meta table; returns its size in characters. */
+/** True when `snapshot` was made at the store's current change counter (so opening from it needs no catching up). */
+export async function isCurrent(snapshot: IndexSnapshot | null, store: Store): Promise<boolean> {
+  const header = snapshot && snapshotHeader(snapshot);
+  return header !== null && header.counter === (await store.changeCounter());
+}
+
+/** Serialises the engine's lexical index into the store's meta table; returns its size in bytes. */
 export async function saveSnapshot(engine: Engine, store: Store): Promise<number> {
-  const json = JSON.stringify(await engine.indexSnapshot());
-  await store.write({ meta: { [SNAPSHOT_KEY]: json } });
-  return json.length;
+  const bytes = await engine.indexSnapshot();
+  await store.write({ meta: { [SNAPSHOT_KEY]: bytes } });
+  return bytes.byteLength;
 }
 
 /**
@@ -34,13 +35,15 @@ export class SnapshotKeeper {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private saving: Promise<void> = Promise.resolve();
 
+  /** `current`: the engine opened from a snapshot made at the store's present change counter. */
   constructor(
     private readonly engine: Engine,
     private readonly store: Store,
     private readonly onError: (error: unknown) => void,
+    current: boolean,
   ) {
-    // A rebuilt index is worth saving even if nothing changes in this session.
-    this.dirty = engine.lexicalSource === 'rebuilt';
+    // A rebuilt or caught-up index is worth saving even if nothing changes in this session.
+    this.dirty = engine.lexicalSource === 'rebuilt' || !current;
     if (this.dirty) this.schedule();
   }
 

@@ -61,6 +61,10 @@ const UPSERT_RECORDS = `
   INSERT INTO memories (${COLUMNS.join(', ')})
   SELECT ${COLUMNS.map((_, i) => `value->>${i}`).join(', ')} FROM json_each(?1) WHERE true
   ON CONFLICT (id) DO UPDATE SET ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
+// Whether a batch of rows adds a memory or changes a text or tags: only then does the change counter move.
+const CHANGES_INDEXED = `
+  SELECT EXISTS (SELECT 1 FROM json_each(?1) AS new LEFT JOIN memories AS old ON old.id = new.value->>0
+                 WHERE old.id IS NULL OR old.text IS NOT new.value->>1 OR old.tags IS NOT new.value->>7)`;
 // Vectors of a batch bind as one blob; each row takes its slice.
 const UPSERT_VECTORS = `
   INSERT OR REPLACE INTO vectors (memory_id, embedder_id, dim, data)
@@ -199,11 +203,15 @@ export class SqliteStore implements Store {
     const meta = Object.entries(change.meta ?? {});
     return this.serial('write', () =>
       this.db.transaction(async () => {
+        let indexedChange = removed !== null;
         if (removed) {
           await this.db.run('DELETE FROM vectors WHERE memory_id IN (SELECT value FROM json_each(?1))', [removed]);
           await this.db.run('DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?1))', [removed]);
         }
-        if (records) await this.db.run(UPSERT_RECORDS, [records]);
+        if (records) {
+          indexedChange ||= Number(await this.db.scalar(CHANGES_INDEXED, [records])) === 1;
+          await this.db.run(UPSERT_RECORDS, [records]);
+        }
         if (vectors) await this.db.run(UPSERT_VECTORS, vectors);
         if (change.keepOnlyEmbedder !== undefined) {
           await this.db.run('DELETE FROM vectors WHERE embedder_id <> ?1', [change.keepOnlyEmbedder]);
@@ -212,7 +220,7 @@ export class SqliteStore implements Store {
           if (value === null) await this.db.run('DELETE FROM meta WHERE key = ?1', [key]);
           else await this.db.run('INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)', [key, value]);
         }
-        await this.db.run('UPDATE state SET change_counter = change_counter + 1');
+        if (indexedChange) await this.db.run('UPDATE state SET change_counter = change_counter + 1');
       }),
     );
   }

@@ -132,12 +132,10 @@ function limits(results: BenchResults): string[] {
     const vector = stageP50(b, worker, 'vector', 100_000);
     const pageVector = stageP50(b, page, 'vector', 100_000);
     out.push(
-      `- **p50 at 100k** (${fmt(w100.p50)} ms): the vector stage takes ${fmt(vector)} ms of it. It scans every row's int8 codes ` +
-        '(100k × 384 bytes = 38 MB per query, WebAssembly SIMD) and rescores about 70 rows exactly; on this VM that read alone takes ' +
-        '6–7 ms (about 6 GB/s: the scan is bandwidth-bound, unrolling the kernel changed nothing). The same engine in the page answers ' +
-        `in ${fmt(p100.p50)} ms (vector stage ${fmt(pageVector)} ms): the worker adds ${fmt(w100.p50 - p100.p50)} ms, its stages run ` +
-        'slower there and the message round trip and the clone of hits and context add the rest. Next step: a 1-bit prefilter ' +
-        '(4.8 MB) to a shortlist checked with the int8 bound, trading the guaranteed exactness for a measured recall.',
+      `- **p50 at 100k** (${fmt(w100.p50)} ms): the vector stage takes ${fmt(vector)} ms of it: a 1-bit Hamming scan of every row ` +
+        '(100k × 48 bytes = 4.8 MB, WebAssembly SIMD), a counting selection of a 5,000-row shortlist, the int8 scan of the shortlist ' +
+        `and exact rescoring where the int8 bound demands. The same engine in the page answers in ${fmt(p100.p50)} ms (vector stage ` +
+        `${fmt(pageVector)} ms): the worker adds ${fmt(w100.p50 - p100.p50)} ms (the message round trip and the clone of hits and context).`,
     );
   }
   if (has('hybrid p99') && w100 && p100) {

@@ -76,24 +76,44 @@ const bench = {
    * The first round may rebuild the lexical index (and save its snapshot on close); later rounds restore it.
    */
   async coldOpen(name: string, rounds: number) {
-    const runs: { firstAnswerMs: number; hybridMs: number; lexicalIndex: string }[] = [];
+    const runs: { openMs: number; firstAnswerMs: number; hybridMs: number; lexicalIndex: string }[] = [];
     let count = 0;
     for (let round = 0; round < rounds; round++) {
       const t = performance.now();
       const memory = await createMemory({ name, persist: false });
+      const openMs = performance.now() - t;
       await memory.search(texts[11] ?? 'x', { touch: false });
       const firstAnswerMs = performance.now() - t;
       const { lexicalIndex } = await memory.status();
       await untilHybrid(memory);
       const result = await memory.search(texts[11] ?? 'x', { touch: false });
       if (result.trace.mode !== 'hybrid') throw new Error(`bench: expected a hybrid answer, got ${result.trace.mode}`);
-      runs.push({ firstAnswerMs, hybridMs: performance.now() - t, lexicalIndex });
+      runs.push({ openMs, firstAnswerMs, hybridMs: performance.now() - t, lexicalIndex });
       count = await memory.count();
       await memory.close();
     }
     const of = (source: string) => runs.filter((r) => r.lexicalIndex === source);
-    const summary = (rs: typeof runs) => (rs.length ? { firstAnswerMs: median(rs.map((r) => r.firstAnswerMs)), hybridMs: median(rs.map((r) => r.hybridMs)) } : null);
-    return { count, rebuilt: summary(of('rebuilt')), snapshot: summary(of('snapshot')), bytesPerMemory: (await bytesOnDisk(name)) / count };
+    const summary = (rs: typeof runs) =>
+      rs.length ? { openMs: median(rs.map((r) => r.openMs)), firstAnswerMs: median(rs.map((r) => r.firstAnswerMs)), hybridMs: median(rs.map((r) => r.hybridMs)) } : null;
+    // Without a model, what the first answer costs when no model load competes for the worker's thread; and on an
+    // empty in-memory database, what starting a worker costs by itself (its modules, Comlink, the first call).
+    const firstAnswer = async (options: Parameters<typeof createMemory>[0]) => {
+      const times: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const t = performance.now();
+        const memory = await createMemory(options);
+        await memory.search(texts[11] ?? 'x', { touch: false });
+        times.push(performance.now() - t);
+        await memory.close();
+      }
+      return median(times);
+    };
+    return {
+      count, rebuilt: summary(of('rebuilt')), snapshot: summary(of('snapshot')),
+      firstAnswerWithoutModelMs: await firstAnswer({ name, persist: false, embedder: null }),
+      emptyWorkerMs: await firstAnswer({ name: 'bench-empty', storage: 'memory', persist: false, embedder: null }),
+      bytesPerMemory: (await bytesOnDisk(name)) / count,
+    };
   },
 
   /** Opens `name` in this page; with two pages, the second one is a follower of the first. */

@@ -67,7 +67,7 @@ describe('persistence', () => {
 });
 
 describe('index snapshot', () => {
-  test('a reopen restores the lexical index from its snapshot, and rebuilds it when the snapshot is stale', async () => {
+  test('a reopen restores the lexical index from its snapshot, and catches it up when the snapshot is stale', async () => {
     const page = await openLab(context);
     const outcome = await page.evaluate(async (items) => {
       const { createMemory } = window.engram;
@@ -83,14 +83,15 @@ describe('index snapshot', () => {
       await third.add({ text: 'added after the snapshot: tokSxNEW' });
       worker.terminate();
       const fourth = await createMemory({ name: 'snapshot', embedder: null });
-      const rebuilt = { status: await fourth.status(), top: (await fourth.search('tokSxNEW', { k: 1 })).hits[0]?.text };
+      const caughtUp = { status: await fourth.status(), top: (await fourth.search('tokSxNEW', { k: 1 })).hits[0]?.text };
       await fourth.close();
-      return { restored, rebuilt };
+      return { restored, caughtUp };
     }, lines('S', 300));
     expect(outcome.restored.status).toMatchObject({ lexicalIndex: 'snapshot', count: 300 });
     expect(outcome.restored.top).toContain('tokSx77 ');
-    expect(outcome.rebuilt.status).toMatchObject({ lexicalIndex: 'rebuilt', count: 301 });
-    expect(outcome.rebuilt.top).toBe('added after the snapshot: tokSxNEW');
+    // The store's change counter moved past the snapshot's: the memory it lacks is indexed on open (snapshot.ts).
+    expect(outcome.caughtUp.status).toMatchObject({ lexicalIndex: 'snapshot', count: 301 });
+    expect(outcome.caughtUp.top).toBe('added after the snapshot: tokSxNEW');
   });
 });
 

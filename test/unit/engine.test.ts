@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createEngine, memoryStore, type Embedder, type MemoryInput, type Store } from '../../src/index.js';
 import { DAY_MS } from '../../src/decay.js';
 import { testEmbedder } from './helpers/embedder.js';
@@ -306,6 +306,38 @@ describe('supersede, touch, update, remove, pin', () => {
     const stored = (await store.loadRecords()).find((r) => r.id === 'a')!;
     expect(stored).toMatchObject({ accessCount: 1, lastAccessedAt: NOW + 5 });
     expect((await engine.get('b'))!.accessCount).toBe(0);
+  });
+
+  it('writes touch bookkeeping once searches pause, and at most 10 s apart during a steady stream of them', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const inner = memoryStore();
+      const touchWrites: number[] = [];
+      let searching = false;
+      const store: Store = {
+        ...inner,
+        loadRecords: inner.loadRecords,
+        write: async (change) => {
+          if (searching) touchWrites.push(performance.now());
+          return inner.write(change);
+        },
+      };
+      const engine = await createEngine({ store, clock: () => NOW });
+      await engine.add([{ id: 'a', text: 'bananas are yellow' }]);
+      searching = true;
+      const start = performance.now();
+      for (let t = 0; t < 25; t++) {
+        await engine.search('bananas'); // at 0, 500, …, 12,000 ms
+        await vi.advanceTimersByTimeAsync(500);
+      }
+      expect(touchWrites.map((t) => t - start)).toEqual([10_000]);
+      await vi.advanceTimersByTimeAsync(1000); // the pause after the last search
+      expect(touchWrites.map((t) => t - start)).toEqual([10_000, 13_000]);
+      expect((await store.loadRecords())[0]!.accessCount).toBe(25);
+      await engine.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('update re-embeds a changed text and re-indexes tags; null clears optional fields', async () => {
