@@ -1,10 +1,11 @@
 /**
- * A bounded memo for a pure text → number function. Used for the embedder's token counter: a tokenizer
- * call costs ~0.1 ms, assembling a context counts every hit, and the same memories come back search after
- * search. When full, the memo starts over (cheap, and the hot entries return at once).
+ * A bounded memo for a pure function of a string. Used for the embedder's token counter (a tokenizer call costs
+ * ~0.1 ms, assembling a context counts every hit, and the same memories come back search after search) and for
+ * the lexical term pipeline (lowercase, stop words, stemming: a few distinct words make up most of any text).
+ * When full, the memo starts over (cheap, and the hot entries return at once).
  */
-export function memoizeByText(fn: (text: string) => number, limit = 10_000): (text: string) => number {
-  const cache = new Map<string, number>();
+export function memoizeByText<T>(fn: (text: string) => T, limit = 10_000): (text: string) => T {
+  const cache = new Map<string, T>();
   return (text) => {
     let value = cache.get(text);
     if (value === undefined) {

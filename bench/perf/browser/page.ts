@@ -95,7 +95,10 @@ function workerVariant(corpus: Corpus, state: Loaded, out: SectionResult): Engra
       else out.notes.push('worker heap not measured: performance.measureUserAgentSpecificMemory unavailable');
 
       // Cold open: a new worker on the same database, until the first answer and until the first hybrid answer.
+      // After a pause: the closed worker's memory (hundreds of MB at 100k) is reclaimed meanwhile, and on 2 cores
+      // that slowed the next open by up to 0.8 s (bench:worker); a user's cold open follows no such worker.
       await memory.close();
+      await new Promise((resolve) => setTimeout(resolve, 3000));
       const query = state.queries[0]!;
       const start = performance.now();
       const reopened = await createMemory!({ name, storage: 'opfs', embedder: { bench: { ...bench, corpusStem: undefined } }, persist: false });
