@@ -29,6 +29,8 @@ const sizes = option('sizes', '10000,100000').split(',').map(Number);
 const rounds = Number(option('rounds', '3'));
 const INGEST_BATCH = 1000;
 const VFS_N = 10_000;
+const GROWTH_BATCHES = 20;
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 function log(message: string): void {
   console.log(`[bench worker ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -81,6 +83,15 @@ async function main(): Promise<void> {
       log(`backend ${backend}: ${JSON.stringify(backends[backend])}`);
     }
     results.backends = backends;
+
+    // One 1,000-memory write early and late in a growing table (it used to grow with the table: docs/worker.md).
+    const growth: Record<string, { early: number; late: number }> = {};
+    for (const ids of ['uuid7', 'random'] as const) {
+      const { ms } = await call(page, 'writeGrowth', GROWTH_BATCHES, INGEST_BATCH, ids);
+      growth[ids] = { early: median(ms.slice(1, 4)), late: median(ms.slice(-3)) };
+      log(`write growth (${ids} ids): ${ms.map((x) => round(x)).join(' ')} ms`);
+    }
+    results.writeGrowth = growth;
 
     const first = sizes[0] ?? 10_000;
     const ingestName = `bench-ingest-${first}`;
@@ -138,6 +149,15 @@ function report(results: Record<string, unknown>): void {
     const load = b.reopenMs + b.loadMs;
     const idbLoad = idb ? idb.reopenMs + idb.loadMs : NaN;
     console.log(`| ${name} | ${round(b.ingestPerSec)} | ${round(b.ingestPerSec / (idb?.ingestPerSec ?? NaN), 2)} | ${round(b.singleCommitMs, 2)} | ${round(load)} | ${round(idbLoad / load, 2)} faster |`);
+  }
+  const growth = results.writeGrowth as Record<string, { early: number; late: number }>;
+  const n = (GROWTH_BATCHES * INGEST_BATCH).toLocaleString('en');
+  console.log(`\n## One write of ${INGEST_BATCH.toLocaleString('en')} memories as the table grows to ${n} (opfs; median of three writes)\n`);
+  console.log(`| ids | ms at 1–3k stored | ms at ${GROWTH_BATCHES - 3}–${GROWTH_BATCHES - 1}k stored | late / early |`);
+  console.log('|---|---|---|---|');
+  for (const [ids, g] of Object.entries(growth)) {
+    const label = ids === 'uuid7' ? 'time-ordered (UUID v7, what `add` makes)' : 'random (UUID v4, an app\'s own ids)';
+    console.log(`| ${label} | ${round(g.early)} | ${round(g.late)} | ${round(g.late / g.early, 2)} |`);
   }
   const ingest = results.ingest as { n: number; perSec: number; bytesPerMemory: number; modelReadyMs: number; embedder: string };
   console.log(`\n## End to end (${ingest.embedder})\n`);

@@ -4,10 +4,10 @@ import type { MemoryRecord } from '../src/types.js';
 import { Connection, isSqliteError, type SqliteBackend } from './sqlite.js';
 
 /** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
-/** `migrations[v]` takes a database from user_version v to v + 1. */
-const migrations: ((db: Connection) => Promise<void>)[] = [
+/** `migrations[v]` takes a database from user_version v to v + 1 (exported for the migration test). */
+export const migrations: ((db: Connection) => Promise<void>)[] = [
   async (db) => {
     await db.exec(`
       CREATE TABLE memories (
@@ -40,6 +40,24 @@ const migrations: ((db: Connection) => Promise<void>)[] = [
       INSERT INTO state VALUES (1, 0);
     `);
   },
+  // Vectors move to a rowid table. Keyed by memory id, each batch of new memories (random UUIDs) landed on pages all
+  // over the table, so a commit rewrote nearly every page of it: at 20k memories a 1,000-memory write put 7.6 MB in
+  // the WAL and took ~500 ms (docs/worker.md). Rows now append in insertion order; only the small unique index on
+  // (memory_id, embedder_id) takes the random inserts.
+  async (db) => {
+    await db.exec(`
+      CREATE TABLE vectors_v2 (
+        memory_id TEXT NOT NULL,
+        embedder_id TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        data BLOB NOT NULL,          -- dim little-endian float32
+        UNIQUE (memory_id, embedder_id)
+      );
+      INSERT INTO vectors_v2 (memory_id, embedder_id, dim, data) SELECT memory_id, embedder_id, dim, data FROM vectors;
+      DROP TABLE vectors;
+      ALTER TABLE vectors_v2 RENAME TO vectors;
+    `);
+  },
 ];
 
 // Record fields in the order the JSON rows carry them (writes and reads share it).
@@ -65,22 +83,23 @@ const UPSERT_RECORDS = `
 const CHANGES_INDEXED = `
   SELECT EXISTS (SELECT 1 FROM json_each(?1) AS new LEFT JOIN memories AS old ON old.id = new.value->>0
                  WHERE old.id IS NULL OR old.text IS NOT new.value->>1 OR old.tags IS NOT new.value->>7)`;
-// Vectors of a batch bind as one blob; each row takes its slice.
+// Vectors of a batch bind as one blob; each row takes its slice. A replaced vector is updated where it is.
 const UPSERT_VECTORS = `
-  INSERT OR REPLACE INTO vectors (memory_id, embedder_id, dim, data)
-  SELECT value, ?2, ?3, substr(?4, key * ?5 + 1, ?5) FROM json_each(?1)`;
+  INSERT INTO vectors (memory_id, embedder_id, dim, data)
+  SELECT value, ?2, ?3, substr(?4, key * ?5 + 1, ?5) FROM json_each(?1) WHERE true
+  ON CONFLICT (memory_id, embedder_id) DO UPDATE SET dim = excluded.dim, data = excluded.data`;
 // Records load in rowid (insertion) order, a chunk of rows per JSON string: far fewer calls than column by column.
 const LOAD_CHUNK = 10_000;
 const LOAD_RECORDS = `
   SELECT max(rowid), json_group_array(json_array(${COLUMNS.map((c) => (c === 'tags' || c === 'meta' ? `json(${c})` : c)).join(', ')}))
   FROM (SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
 
-// Vectors load a chunk per call too: ids as one JSON array, rows as one concatenated blob (group_concat copies
-// blob bytes as they are), instead of a step and two column reads per memory.
+// Vectors load a chunk per call too, in rowid order (one pass over the table): ids as one JSON array, rows as one
+// concatenated blob (group_concat copies blob bytes as they are), instead of a step and two column reads per memory.
 const LOAD_VECTORS = `
-  SELECT count(*), max(memory_id), json_group_array(memory_id), CAST(group_concat(data, '') AS BLOB)
-  FROM (SELECT memory_id, data FROM vectors
-        WHERE embedder_id = ?1 AND dim = ?2 AND memory_id > ?3 AND length(data) = ?4 ORDER BY memory_id LIMIT ${LOAD_CHUNK})`;
+  SELECT count(*), max(rowid), json_group_array(memory_id), CAST(group_concat(data, '') AS BLOB)
+  FROM (SELECT rowid, memory_id, data FROM vectors
+        WHERE rowid > ?3 AND embedder_id = ?1 AND dim = ?2 AND length(data) = ?4 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
 
 export interface SqliteStoreOptions {
   /** Database name: letters, digits, '_', '-' and '.'. */
@@ -113,6 +132,9 @@ async function openConnection(options: SqliteStoreOptions): Promise<Connection> 
     // IndexedDB keeps its default journal: IDBBatchAtomicVFS commits a whole transaction as one IDB transaction.
     if (options.backend !== 'idb') await connection.exec('PRAGMA journal_mode = WAL');
     await connection.exec('PRAGMA cache_size = -16000');
+    // Statement journals (an upsert of a batch inside the write transaction keeps one) in memory, not as OPFS files:
+    // they hold the original of every page a statement changes, so on disk they cost as much as the WAL writes.
+    await connection.exec('PRAGMA temp_store = MEMORY');
     return connection;
   } catch (error) {
     await connection.close().catch(() => undefined);
@@ -173,12 +195,12 @@ export class SqliteStore implements Store {
     return this.serial('load vectors', async () => {
       const ids: string[] = [];
       const chunks: Uint8Array[] = [];
-      for (let after = ''; ; ) {
+      for (let after = 0; ; ) {
         let rows = 0;
         await this.db.each(LOAD_VECTORS, [embedderId, dim, after, dim * 4], (row) => {
           rows = row.number(0);
           if (rows === 0) return;
-          after = row.text(1);
+          after = row.number(1);
           ids.push(...(JSON.parse(row.text(2)) as string[]));
           chunks.push(row.blob(3).slice());
         });

@@ -141,23 +141,27 @@ function limits(results: BenchResults): string[] {
   if (has('hybrid p99') && w100 && p100) {
     out.push(
       `- **p99 at 100k** (${fmt(w100.p99)} ms; ${fmt(p100.p99)} ms in the page): the slowest query is ${w100.slowest.query} ` +
-        `(p50 ${fmt(w100.slowest.p50)} ms: 64 distinct terms). The gap to the page is tail noise inside the worker (GC of a ` +
-        'heap near 300 MB, the access-bookkeeping write that lands at most once a second) and the shared 2-core machine.',
+        `(p50 ${fmt(w100.slowest.p50)} ms): a pasted paragraph of 64 distinct terms, many of them common, whose postings the ` +
+        'lexical leg reads in full (MiniSearch\'s score multiplies by the number of terms matched, which leaves no safe bound to ' +
+        'skip them). The rest of the gap to the page is tail noise in the worker (GC of a heap near 300 MB, the index snapshot ' +
+        'saved 10 s after the import, in slices) and the shared 2-core machine.',
     );
   }
   const w10 = find(b, worker, 'hybrid', 10_000);
   const p10 = find(b, page, 'hybrid', 10_000);
   if (has('hybrid p50 ≤ 2 ms at 10k') && w10 && p10) {
     out.push(
-      `- **p50 at 10k** (${fmt(w10.p50)} ms): the engine itself answers in ${fmt(p10.p50)} ms in the page; the rest is the fixed cost ` +
-        'of crossing to the worker and back.',
+      `- **p50 at 10k** (${fmt(w10.p50)} ms): the engine itself answers in ${fmt(p10.p50)} ms in the page (vector stage ` +
+        `${fmt(stageP50(b, page, 'vector', 10_000))} ms, diversify ${fmt(stageP50(b, page, 'diversify', 10_000))} ms); a bare ` +
+        'round trip to the worker costs about 0.1 ms, and the rest is the worker\'s own slower run of the same stages.',
     );
   }
   if (has('cold open')) {
     out.push(
-      '- **cold open at 100k**: the worker reads every record and vector from SQLite and restores (or rebuilds) the lexical index ' +
-        'before it answers; `npm run bench:worker` below breaks the time down. A compact binary index snapshot and answering before ' +
-        'the lexical index is ready are the remaining steps.',
+      '- **cold open at 100k**: before the first answer the worker starts (its modules, here from the Vite dev server), opens ' +
+        'SQLite, reads every record (the largest part) and restores the lexical index from its binary snapshot; the model and the ' +
+        'vectors are attached after that first answer. `npm run bench:worker` below times each part. What remains would mean ' +
+        'answering before the records are loaded (fetching only the candidates\' records) or keeping records in a snapshot too.',
     );
   }
   return out;

@@ -9,6 +9,7 @@ import { openDB } from 'idb';
 import { createEmbedder } from '../../src/embedder/index.js';
 import { createEngine } from '../../src/engine.js';
 import { decodeSnapshot } from '../../src/snapshot.js';
+import { newId } from '../../src/records.js';
 import type { MemoryRecord } from '../../src/types.js';
 import type { SqliteBackend } from '../../worker/sqlite.js';
 import { openSqliteStore } from '../../worker/sqlite-store.js';
@@ -104,6 +105,31 @@ const api = {
     const loadMs = performance.now() - t;
     await target.close();
     return { openMs, ingestPerSec, singleCommitMs: median(singles), reopenMs, loadMs, loaded };
+  },
+
+  /**
+   * How one write's cost grows with the table: `batches` writes of `batch` memories (100-d vectors) into a new
+   * database through the store, ms per write. Ids are UUIDs as `add` makes them (v7, time-ordered) or random v4
+   * ones, as an app might bring its own.
+   */
+  async writeGrowth(texts: string[], batches: number, batch: number, ids: 'uuid7' | 'random') {
+    const name = `bench-growth-${ids}-${Date.now()}`;
+    const store = await openSqliteStore({ name, backend: 'opfs' });
+    const ms: number[] = [];
+    for (let b = 0; b < batches; b++) {
+      const from = b * batch;
+      const records = Array.from({ length: batch }, (_, j) => {
+        const r = record(from + j, texts[(from + j) % texts.length] ?? 'x', 1.7e12 + from + j);
+        r.id = ids === 'random' ? crypto.randomUUID() : newId();
+        return r;
+      });
+      const t = performance.now();
+      await store.write({ put: records, vectors: { embedderId: 'bench', dim: DIM, ids: records.map((r) => r.id), data: vectors(from, batch) } });
+      ms.push(performance.now() - t);
+    }
+    const { bytes } = await store.sizeOnDisk();
+    await store.close();
+    return { ms, bytesPerMemory: bytes / (batches * batch) };
   },
 
   /** The key the engine files the built-in model's vectors under (its id without the device). */

@@ -49,6 +49,20 @@ test('25,000 records and vectors (several load chunks) come back whole and in or
   expect(outcome).toEqual({ records: n, distinctRecords: n, inInsertionOrder: true, vectors: n, distinctVectors: n, wrongVectors: 0 });
 });
 
+test.each(['opfs', 'idb'] as const)('a version 1 database is migrated on open, keeping records, vectors and the counter (%s)', async (backend) => {
+  const outcome = await page.evaluate((b) => window.lab.migrateFromVersion1(b), backend);
+  expect(outcome).toEqual({
+    records: ['b:second:false:', 'a:first:true:t'],
+    vectors: { a: [1, 2], b: [3, 4] },
+    counter: 7,
+    after: { a: [1, 2], b: [5, 6], m3: [7, 8] },
+    other: [5],
+    version: outcome.expectedVersion,
+    expectedVersion: 2,
+    vectorRows: 4,
+  });
+});
+
 test.each(['opfs', 'idb'] as const)('a database from a newer Engram is refused with SCHEMA_TOO_NEW and left untouched (%s)', async (backend) => {
   const outcome = await page.evaluate((b) => window.lab.openNewerSchema(b), backend);
   expect(outcome.code, outcome.message).toBe('SCHEMA_TOO_NEW');

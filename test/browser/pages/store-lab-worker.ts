@@ -3,7 +3,7 @@ import * as Comlink from 'comlink';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { storeSpec } from '../../spec/store-spec.js';
-import { openSqliteStore } from '../../../worker/sqlite-store.js';
+import { migrations, openSqliteStore, SCHEMA_VERSION } from '../../../worker/sqlite-store.js';
 import { Connection, type SqliteBackend } from '../../../worker/sqlite.js';
 
 export interface SpecResult {
@@ -76,6 +76,52 @@ const lab = {
       vectors: vectors.ids.length,
       distinctVectors: new Set(vectors.ids).size,
       wrongVectors,
+    };
+  },
+
+  /**
+   * A database at schema version 1 (vectors keyed by memory id) is migrated on open: its records, vectors of both
+   * embedders and change counter are kept, and writes and loads work on the new layout.
+   */
+  async migrateFromVersion1(backend: SqliteBackend) {
+    const name = uniqueName(`v1-${backend}`);
+    const old = await Connection.open(backend, name);
+    await old.transaction(async () => {
+      await migrations[0]!(old);
+      await old.exec(`
+        INSERT INTO memories (id, text, created_at, priority, pinned, tags, access_count) VALUES
+          ('b', 'second', 2, 1, 0, '[]', 0), ('a', 'first', 1, 1, 1, '["t"]', 0);
+        INSERT INTO vectors VALUES ('a', 'e', 2, X'0000803F00000040'), ('b', 'e', 2, X'0000404000008040'),
+          ('a', 'other', 1, X'0000A040');
+        UPDATE state SET change_counter = 7;
+        PRAGMA user_version = 1;`);
+    });
+    await old.close();
+    const store = await openSqliteStore({ name, backend });
+    const loaded = { records: (await store.loadRecords()).map((r) => `${r.id}:${r.text}:${r.pinned}:${r.tags.join()}`), vectors: await store.loadVectors('e', 2) };
+    const counter = await store.changeCounter();
+    // Replace one migrated vector, add a memory with a vector.
+    await store.write({
+      put: [memory(3)],
+      vectors: { embedderId: 'e', dim: 2, ids: ['b', 'm3'], data: new Float32Array([5, 6, 7, 8]) },
+    });
+    const after = await store.loadVectors('e', 2);
+    const other = await store.loadVectors('other', 1);
+    await store.close();
+    const check = await Connection.open(backend, name);
+    const version = await check.scalar('PRAGMA user_version');
+    const vectorRows = await check.scalar('SELECT count(*) FROM vectors');
+    await check.close();
+    const byId = (v: { ids: string[]; data: Float32Array }) => Object.fromEntries(v.ids.map((id, i) => [id, [...v.data.slice(i * 2, i * 2 + 2)]]));
+    return {
+      records: loaded.records,
+      vectors: byId(loaded.vectors),
+      counter,
+      after: byId(after),
+      other: [...other.data],
+      version,
+      expectedVersion: SCHEMA_VERSION,
+      vectorRows,
     };
   },
 
