@@ -121,11 +121,17 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   return new SqliteStore(await connect(), options.backend === 'idb' ? 'idb' : 'opfs', connect);
 }
 
+/** Page size of a new database on OPFS (bench:worker: ingest 13k → 22k memories/s, fewer reads on open). */
+const PAGE_SIZE = 16384;
+
 async function openConnection(options: SqliteStoreOptions): Promise<Connection> {
   const connection = await Connection.open(options.backend, options.name).catch((error: unknown) => {
     throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}" (${options.backend})`);
   });
   try {
+    // Only a new database takes it (an existing one keeps its page size). Opening reads every record and vector:
+    // 16 KB pages make a quarter of the VFS reads of the default 4 KB. (IDBBatchAtomicVFS refuses a page size change.)
+    if (options.backend !== 'idb') await connection.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
     await migrate(connection, options.name);
     // OPFS: WAL (on the connection's exclusive lock, see Connection.open) made small commits ~10× cheaper than the
     // rollback journal (docs/worker.md). Set after the version check so a newer Engram's database is never written.
