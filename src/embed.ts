@@ -1,6 +1,7 @@
 /** Calling an embedder safely: every failure becomes a coded error, every vector comes back unit-length. */
 import { EngramError, ErrorCode, toEngramError } from './errors.js';
 import type { Embedder, Progress } from './types.js';
+import { nextTask } from './schedule.js';
 import { normalize } from './vector.js';
 
 /** Embeds `texts` and returns L2-normalised vectors, checking the count, the length and finiteness. */
@@ -35,23 +36,6 @@ export async function embedTexts(embedder: Embedder, texts: readonly string[]): 
       }
     }
     return normalize(vector as ArrayLike<number>);
-  });
-}
-
-/**
- * Resolves in a new task, after messages already queued. A model run does not yield to the event loop, so long
- * embedding work awaits this between batches: in the worker, searches and other calls get a turn meanwhile.
- */
-export function nextTask(): Promise<void> {
-  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
-  return new Promise((resolve) => {
-    // Browsers: a message, unlike setTimeout(0), is not clamped to 4 ms.
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
   });
 }
 

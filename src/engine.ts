@@ -4,7 +4,7 @@
  * one atomic write, and only then applied to the in-memory indexes, so a failure anywhere changes nothing.
  * Changes run one at a time (a promise queue); searches read the in-memory state and never wait for them.
  */
-import { embedInBatches, embedTexts, nextTask } from './embed.js';
+import { embedInBatches, embedTexts } from './embed.js';
 import { EngramError, ErrorCode, invalidInput, toEngramError } from './errors.js';
 import { LexicalIndex, type LexicalOptions } from './lexical.js';
 import { memoizeByText } from './memo.js';
@@ -14,8 +14,9 @@ import { memoryStore } from './memory-store.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from './options.js';
 import { runPipeline, type PipelineState } from './pipeline.js';
 import { RecordTable } from './record-table.js';
+import { nextTask } from './schedule.js';
 import { decodeSnapshot, documentHashes, encodeSnapshot, staleDocuments, type IndexSnapshot } from './snapshot.js';
-import { applyPatch, checkId, cloneRecord, recordFromImport, recordFromInput, type RecordLimits } from './records.js';
+import { applyPatch, changesIndexed, checkId, cloneRecord, recordFromImport, recordFromInput, type RecordLimits } from './records.js';
 import type { PackedVectors, Store, StoreWrite } from './store.js';
 import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult } from './types.js';
 import { QuantizedScan } from './quantized-scan.js';
@@ -285,7 +286,7 @@ class EngramEngine implements Engine {
       const textChanged = next.text !== current.text;
       const vectors = textChanged ? await this.embedAll([next]) : null;
       await this.commit({ put: [next], vectors: this.pack([next], vectors) }, () => {
-        if (textChanged || next.tags.join('\u0000') !== current.tags.join('\u0000')) this.applyRecords([next], vectors);
+        if (changesIndexed(current, next)) this.applyRecords([next], vectors);
         else this.records.set(next);
         this.threads.upsertAll([next]);
       });

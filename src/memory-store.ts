@@ -4,6 +4,7 @@
  * synchronous step, so a write is atomic. Everything is copied in and out: callers never share state.
  */
 import { EngramError, ErrorCode } from './errors.js';
+import { changesIndexed } from './records.js';
 import type { PackedVectors, Store, StoreWrite } from './store.js';
 import type { MemoryRecord } from './types.js';
 
@@ -96,11 +97,6 @@ export function memoryStore(): Store {
       closed = true;
     },
   };
-}
-
-/** True when storing `next` over `previous` adds a memory or changes what the lexical index reads (text, tags). */
-function changesIndexed(previous: MemoryRecord | undefined, next: MemoryRecord): boolean {
-  return !previous || previous.text !== next.text || previous.tags.length !== next.tags.length || previous.tags.some((t, i) => t !== next.tags[i]);
 }
 
 /** Checks a packed block (ids × dim floats, finite) and splits it into owned rows. */

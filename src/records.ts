@@ -39,6 +39,11 @@ export function newId(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** True when `next` adds a memory (no `previous`) or changes what the lexical index reads: its text or tags. */
+export function changesIndexed(previous: Pick<MemoryRecord, 'text' | 'tags'> | undefined, next: Pick<MemoryRecord, 'text' | 'tags'>): boolean {
+  return !previous || previous.text !== next.text || previous.tags.length !== next.tags.length || previous.tags.some((t, i) => t !== next.tags[i]);
+}
+
 export function checkId(id: unknown, where: string): string {
   if (typeof id !== 'string' || id.length === 0 || id.length > 512) {
     throw invalidInput(`${where}: id must be a non-empty string of at most 512 characters, got ${describe(id)}`);

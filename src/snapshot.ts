@@ -15,6 +15,7 @@
  * `SECTIONS`: u32 arrays, the term frequencies (u8, u16 or u32, whichever fits) and one UTF-8 string holding
  * every document id and then every term, split by their UTF-16 lengths.
  */
+import { nextTask } from './schedule.js';
 import type { MemoryRecord } from './types.js';
 
 /** A serialised lexical index (see `decodeSnapshot`). */
@@ -206,7 +207,7 @@ export async function documentHashes(
     const record = records.get(id);
     if (!record) throw new SnapshotError(`document ${id} is indexed but not a stored memory`);
     recordHash(record, hashes, d * 2);
-    if (++d % slice === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+    if (++d % slice === 0) await nextTask();
   }
   return hashes;
 }
