@@ -5,15 +5,18 @@
  * - storage backends: the three wa-sqlite VFSs and plain IndexedDB (one object per memory) on the same 10k writes;
  * - ingest memories/s end to end with the built-in model (page → worker → embedding → SQLite → indexes);
  * - cold open (a new worker to the first answer, and to the first answer using the model) at each size;
- * - bytes on disk per memory; what a cold open spends its time on; a follower tab's latency against the leader's.
+ * - bytes on disk per memory; what a cold open spends its time on; a follower tab's latency against the leader's;
+ * - the cold open at the largest size again in a production build (`vite build` + `vite preview`: one bundled worker
+ *   module, as an app ships it; the dev server serves the worker's ~50 modules one by one). `--no-build` skips it.
  *
  * Prints a report and writes bench/results/worker.json. The large databases are seeded through the store with
  * real model vectors (the engine's per-memory supersede check would make seeding 100k through `add` very slow).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { build, preview } from 'vite';
 import { CHROMIUM_PATH, chromiumArgs } from '../test/browser/harness.js';
 import { startViteServer } from '../test/browser/vite-server.js';
 import { World } from './perf/data.js';
@@ -26,6 +29,7 @@ function option(name: string, fallback: string): string {
   return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
 }
 const sizes = option('sizes', '10000,100000').split(',').map(Number);
+const productionBuild = !process.argv.includes('--no-build');
 const rounds = Number(option('rounds', '3'));
 const INGEST_BATCH = 1000;
 const VFS_N = 10_000;
@@ -126,6 +130,14 @@ async function main(): Promise<void> {
     await call(page, 'closeShared');
     results.tabs = { leader: leaderLatency, follower: followerLatency };
     log(`two tabs: leader ${JSON.stringify(leaderLatency)}, follower ${JSON.stringify(followerLatency)}`);
+    await follower.close();
+    await page.close();
+
+    if (productionBuild) {
+      const n = Math.max(...sizes);
+      results.production = { n, ...(await productionColdOpen(context, stem, n)) };
+      log(`production build, cold open at ${n}: ${JSON.stringify(results.production)}`);
+    }
   } finally {
     await context.close();
     await server.close();
@@ -135,6 +147,40 @@ async function main(): Promise<void> {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, 'worker.json'), JSON.stringify(results, null, 1));
   report(results);
+}
+
+/**
+ * The same page built as an app ships it, served by `vite preview` (another origin, so its own OPFS: the database is
+ * seeded again there). The build gets the corpus and the models folder copied in, as an app copies `models/`.
+ */
+async function productionColdOpen(context: BrowserContext, stem: string, n: number): Promise<Record<string, unknown>> {
+  const outDir = mkdtempSync(join(tmpdir(), 'engram-bench-build-'));
+  const configFile = resolve(repoRoot, 'vite.config.ts');
+  try {
+    await build({
+      configFile, logLevel: 'warn',
+      build: { outDir, emptyOutDir: true, rollupOptions: { input: resolve(repoRoot, 'bench/worker/index.html') } },
+    });
+    mkdirSync(join(outDir, 'bench/results/cache'), { recursive: true });
+    cpSync(resolve(repoRoot, `.${stem}.json`), join(outDir, `${stem}.json`));
+    cpSync(resolve(repoRoot, 'models'), join(outDir, 'models'), { recursive: true });
+    const server = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1', open: false } });
+    try {
+      const address = server.httpServer.address();
+      if (!address || typeof address === 'string') throw new Error('bench: vite preview has no port');
+      const page = await openPage(context, `http://127.0.0.1:${address.port}/bench/worker/index.html`);
+      await call(page, 'setup', stem);
+      const name = `bench-seeded-${n}`;
+      log(`production build: seeded ${JSON.stringify(await call(page, 'seed', name, n, 2000))}`);
+      const open = await call(page, 'coldOpen', name, rounds);
+      await page.close();
+      return open;
+    } finally {
+      await server.close();
+    }
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
 }
 
 /** The figures as Markdown tables (pasted into docs/worker.md). */
@@ -184,6 +230,11 @@ function report(results: Record<string, unknown>): void {
   }
   for (const row of results.coldOpen as { n: number; parts?: Record<string, number> }[]) {
     if (row.parts) console.log(`- parts at ${row.n.toLocaleString('en')}: ${Object.entries(row.parts).map(([k, v]) => `${k} ${round(v)} ms`).join('; ')}`);
+  }
+  const production = results.production as { n: number; snapshot?: { firstAnswerMs: number; hybridMs: number } | null; firstAnswerWithoutModelMs?: number; emptyWorkerMs?: number } | undefined;
+  if (production?.snapshot) {
+    const { n, snapshot } = production;
+    console.log(`\n- production build (vite build + vite preview), ${n.toLocaleString('en')} memories, snapshot: cold open → first answer ${round(snapshot.firstAnswerMs)} ms (× target 1,500 ms: ${round(snapshot.firstAnswerMs / 1500, 2)}), → first hybrid answer ${round(snapshot.hybridMs)} ms; without a model ${round(production.firstAnswerWithoutModelMs ?? NaN)} ms; a new worker on an empty in-memory database ${round(production.emptyWorkerMs ?? NaN)} ms`);
   }
   const tabs = results.tabs as { leader: { searchMs: number; addMs: number }; follower: { searchMs: number; addMs: number } };
   console.log(`\n- two tabs, median ms: leader search ${round(tabs.leader.searchMs, 1)}, add ${round(tabs.leader.addMs, 1)}; follower search ${round(tabs.follower.searchMs, 1)}, add ${round(tabs.follower.addMs, 1)}`);

@@ -4,7 +4,8 @@
  * them, which is what made queries of very common words or a pasted paragraph take 100 ms and more at 100k.
  * Same terms, same formula, same order of accumulation, same tie order (first seen first, as MiniSearch's
  * stable sort over its result map), same lazy clean-up of discarded documents: the answer is MiniSearch's
- * answer, with work bounded by the postings read (no allocation per posting, no sort of all matches).
+ * answer once a term's postings are clean (see below for the first read after a change), with work bounded by the
+ * postings read (no allocation per posting, no sort of all matches).
  *
  * It reads MiniSearch 7's internal fields (checked at run time: on any other shape `readMiniSearch` returns
  * null and the caller uses `search()`). Exact-term queries only: prefix and fuzzy matching go through `search()`.
@@ -125,18 +126,24 @@ export function bm25TopK(
       const fieldId = ms._fieldIds[field] as number;
       const postings = data.get(fieldId);
       if (!postings) continue;
-      let matching = postings.size;
+      // Discarded documents still in the postings are counted out before scoring, so every document is scored with
+      // the document frequency of the live ones. (MiniSearch counts them out as it meets them: the documents scored
+      // before a discarded one get the old frequency, so the first search of a term after a change ranked
+      // differently from later ones.) Like MiniSearch, each read takes one occurrence of them out of the index.
+      const discarded: number[] = [];
+      const size = postings.size; // before removeTerm, which may delete from it
+      if (ms._dirtCount > 0) {
+        postings.forEach((_, docId) => {
+          if (!ms._documentIds.has(docId)) discarded.push(docId);
+        });
+        for (const docId of discarded) ms.removeTerm(fieldId, docId, term);
+      }
+      const matching = size - discarded.length;
+      if (matching === 0) continue;
       const avgLength = ms._avgFieldLength[fieldId] as number;
-      let idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
-      const dirty = ms._dirtCount > 0;
+      const idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
       postings.forEach((termFreq, docId) => {
-        if (dirty && !ms._documentIds.has(docId)) {
-          // MiniSearch cleans discarded documents out of the postings it reads, and so does this.
-          ms.removeTerm(fieldId, docId, term);
-          matching -= 1;
-          idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
-          return;
-        }
+        if (discarded.length > 0 && !ms._documentIds.has(docId)) return;
         const fieldLength = lengths.get(docId, fieldId);
         const raw = idf * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgLength)));
         const weighted = fieldBoost * raw;

@@ -12,6 +12,7 @@ import { bm25TopK, readMiniSearch, type MiniSearchInternals } from './bm25-topk.
 import type { LexicalState, TermData } from './snapshot.js';
 import type { MemoryRecord } from './types.js';
 import { stemEnglish } from './stem.js';
+import { termTree, type TermTree } from './term-tree.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
 
 export interface LexicalOptions {
@@ -112,7 +113,7 @@ export class LexicalIndex {
     m._fieldLength = state.fieldLength;
     for (const [shortId, id] of state.documentIds) m._idToShortId.set(id, shortId);
     if (m._idToShortId.size !== state.documentIds.size) throw new Error('lexical snapshot: one id twice');
-    for (const [term, data] of state.terms) m._index.set(term, data);
+    m._index = new m._index.constructor(termTree([...state.terms]));
     this.search_ = search;
   }
 
@@ -190,7 +191,8 @@ export class LexicalIndex {
 
 /** The private fields a snapshot reads and restores, besides those the BM25 scorer reads. */
 type SnapshotInternals = MiniSearchInternals & {
-  _index: Iterable<[string, TermData]> & { set(term: string, data: TermData): unknown };
+  // A SearchableMap: its class is not exported, but made with a tree it serves that tree.
+  _index: Iterable<[string, TermData]> & { constructor: new (tree: TermTree<TermData>) => SnapshotInternals['_index'] };
   _idToShortId: Map<string, number>;
   _nextId: number;
   _storedFields: Map<number, unknown>;

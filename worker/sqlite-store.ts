@@ -2,6 +2,7 @@ import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/erro
 import type { PackedVectors, Store, StoreWrite } from '../src/store.js';
 import type { MemoryRecord } from '../src/types.js';
 import { Connection, isSqliteError, type SqliteBackend } from './sqlite.js';
+import { splitUtf8 } from './utf8.js';
 
 /** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
 export const SCHEMA_VERSION = 2;
@@ -60,7 +61,7 @@ export const migrations: ((db: Connection) => Promise<void>)[] = [
   },
 ];
 
-// Record fields in the order the JSON rows carry them (writes and reads share it).
+// Record fields in the order a written JSON row carries them.
 const COLUMNS = [
   'id', 'text', 'created_at', 'priority', 'pinned', 'project', 'scope', 'tags',
   'kind', 'valid_until', 'meta', 'superseded_by', 'access_count', 'last_accessed_at', 'updated_at',
@@ -88,11 +89,25 @@ const UPSERT_VECTORS = `
   INSERT INTO vectors (memory_id, embedder_id, dim, data)
   SELECT value, ?2, ?3, substr(?4, key * ?5 + 1, ?5) FROM json_each(?1) WHERE true
   ON CONFLICT (memory_id, embedder_id) DO UPDATE SET dim = excluded.dim, data = excluded.data`;
-// Records load in rowid (insertion) order, a chunk of rows per JSON string: far fewer calls than column by column.
+// Records load in rowid (insertion) order, a chunk of rows per call, column by column in one pass: ids and texts as
+// their concatenated UTF-8 bytes plus byte lengths (split in JS), tags as one JSON array of the stored JSON texts,
+// and the fields that are usually at their defaults only for the rows where they are not. Building one JSON string
+// of every row spent most of its time escaping texts (100k memories: 260–450 ms in SQLite + 90–180 ms JSON.parse).
 const LOAD_CHUNK = 10_000;
+const OPTIONAL_COLUMNS = COLUMNS.filter((c) => !['id', 'text', 'created_at', 'tags'].includes(c));
 const LOAD_RECORDS = `
-  SELECT max(rowid), json_group_array(json_array(${COLUMNS.map((c) => (c === 'tags' || c === 'meta' ? `json(${c})` : c)).join(', ')}))
+  SELECT count(*), max(rowid),
+    CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
+    CAST(group_concat(text, '') AS BLOB), json_group_array(octet_length(text)),
+    json_group_array(created_at), '[' || group_concat(tags, ',') || ']',
+    json_group_array(json_array(id, ${OPTIONAL_COLUMNS.map((c) => (c === 'meta' ? 'json(meta)' : c)).join(', ')}))
+      FILTER (WHERE priority != 1 OR pinned != 0 OR access_count != 0 OR ${OPTIONAL_COLUMNS.filter((c) => !['priority', 'pinned', 'access_count'].includes(c)).map((c) => `${c} IS NOT NULL`).join(' OR ')})
   FROM (SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
+type OptionalRow = [
+  id: string, priority: number, pinned: 0 | 1, project: string | null, scope: string | null, kind: string | null,
+  validUntil: number | null, meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
+  lastAccessedAt: number | null, updatedAt: number | null,
+];
 
 // Vectors load a chunk per call too, in rowid order (one pass over the table): ids as one JSON array, rows as one
 // concatenated blob (group_concat copies blob bytes as they are), instead of a step and two column reads per memory.
@@ -182,17 +197,37 @@ export class SqliteStore implements Store {
     return this.serial('load memories', async () => {
       const records: MemoryRecord[] = [];
       for (let after = 0; ; ) {
-        let chunk = '[]';
-        let last = 0;
+        let rows = 0;
+        let ids: string[] = [];
+        let texts: string[] = [];
+        let createdAt: number[] = [];
+        let tags: string[][] = [];
+        let optional: OptionalRow[] = [];
         await this.db.each(LOAD_RECORDS, [after], (row) => {
-          if (row.isNull(0)) return;
-          last = row.number(0);
-          chunk = row.text(1);
+          rows = row.number(0);
+          if (rows === 0) return;
+          after = row.number(1);
+          // A blob is a view into WebAssembly memory, valid until the next read: each is split as soon as it is taken.
+          const idLengths = JSON.parse(row.text(3)) as number[];
+          ids = splitUtf8(row.blob(2), idLengths);
+          const textLengths = JSON.parse(row.text(5)) as number[];
+          texts = splitUtf8(row.blob(4), textLengths);
+          createdAt = JSON.parse(row.text(6)) as number[];
+          tags = JSON.parse(row.text(7)) as string[][];
+          optional = row.isNull(8) ? [] : (JSON.parse(row.text(8)) as OptionalRow[]);
         });
-        const rows = JSON.parse(chunk) as Row[];
-        for (const row of rows) records.push(toRecord(row));
-        if (rows.length < LOAD_CHUNK) return records;
-        after = last;
+        if (ids.length !== rows || texts.length !== rows || createdAt.length !== rows || tags.length !== rows) {
+          throw new EngramError(ErrorCode.STORE_FAILED, 'load memories: the columns of a chunk disagree in length');
+        }
+        const start = records.length;
+        for (let i = 0; i < rows; i++) {
+          records.push({ id: ids[i]!, text: texts[i]!, createdAt: createdAt[i]!, priority: 1, pinned: false, tags: tags[i]!, accessCount: 0 });
+        }
+        if (optional.length > 0) {
+          const byId = new Map(records.slice(start).map((record) => [record.id, record]));
+          for (const fields of optional) setOptionalFields(byId.get(fields[0])!, fields);
+        }
+        if (rows < LOAD_CHUNK) return records;
       }
     });
   }
@@ -360,10 +395,12 @@ function toRow(record: MemoryRecord): Row {
   ];
 }
 
-function toRecord(row: Row): MemoryRecord {
-  const [id, text, createdAt, priority, pinned, project, scope, tags, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt] =
-    row;
-  const record: MemoryRecord = { id, text, createdAt, priority, pinned: pinned === 1, tags, accessCount };
+/** The fields a chunk loads only where they differ from a new record's defaults. */
+function setOptionalFields(record: MemoryRecord, row: OptionalRow): void {
+  const [, priority, pinned, project, scope, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt] = row;
+  record.priority = priority;
+  record.pinned = pinned === 1;
+  record.accessCount = accessCount;
   // Optional fields are absent rather than undefined, as they were when stored.
   if (project !== null) record.project = project;
   if (scope !== null) record.scope = scope;
@@ -373,7 +410,6 @@ function toRecord(row: Row): MemoryRecord {
   if (supersededBy !== null) record.supersededBy = supersededBy;
   if (lastAccessedAt !== null) record.lastAccessedAt = lastAccessedAt;
   if (updatedAt !== null) record.updatedAt = updatedAt;
-  return record;
 }
 
 function encodeVectors(vectors: PackedVectors): [string, string, number, Uint8Array, number] {

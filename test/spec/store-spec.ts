@@ -145,6 +145,29 @@ export const storeSpec: StoreSpecCase[] = [
       }),
   },
   {
+    name: 'records load exactly over several load chunks: any text, fractional numbers, each optional field alone',
+    run: (open) =>
+      withStore(open, async (store) => {
+        const texts = ['\uFEFFa leading BOM', 'naïve café ✓', '🙂 four bytes 🙂', 'a NUL \u0000 inside', 'plain', '"quotes" \\ and \n a newline'];
+        const alone: Partial<MemoryRecord>[] = [
+          { priority: 1.1 }, { pinned: true }, { project: 'p' }, { scope: 's' }, { kind: 'k' }, { validUntil: 1_800_000_000_000 },
+          { meta: { n: 1, nested: [1, 'two', null] } }, { supersededBy: 'x' }, { accessCount: 2 }, { lastAccessedAt: 1_700_000_000_001.5 },
+          { updatedAt: 1_700_000_000_002 },
+        ];
+        // More rows than the SQLite store loads per chunk (10,000).
+        const records = Array.from({ length: 12_345 }, (_, i) =>
+          record(i % 7 === 0 ? `id-ü-${i}` : `id-${i}`, {
+            text: `${texts[i % texts.length]} ${i}`,
+            createdAt: 1_700_000_000_000 + i + (i % 5 === 0 ? 0.25 : 0),
+            tags: i % 3 === 0 ? ['a', `t${i}`] : [],
+            ...(i % 100 < alone.length ? alone[i % 100] : {}),
+          }),
+        );
+        await store.write({ put: records });
+        assertEqual(byId(await store.loadRecords()), byId(records), 'every record as written');
+      }),
+  },
+  {
     name: 'records handed in or out are copies',
     run: (open) =>
       withStore(open, async (store) => {

@@ -33,7 +33,7 @@ describe('bm25TopK: MiniSearch ranking without result objects or a full sort', (
     expect(readMiniSearch({} as never)).toBeNull();
   });
 
-  it('equals MiniSearch search(): same ids, order and scores, with discarded documents, boosts, filters and limits', () => {
+  it('equals MiniSearch search() once its postings are clean: same ids, order and scores, with discarded documents, boosts, filters and limits', () => {
     fc.assert(
       fc.property(
         docArb,
@@ -47,12 +47,19 @@ describe('bm25TopK: MiniSearch ranking without result objects or a full sort', (
           const [a, b] = twins(docs, discard);
           const bm25 = { k: 1.2, b: 0.7, d: 0.5 };
           const eligible = filtered ? (id: string) => Number(id.slice(1)) % 2 === 1 : undefined;
-          const expected = a
-            .search(terms.join(' '), { combineWith: 'OR', boost, bm25, ...(eligible ? { filter: (r) => eligible(r.id as string) } : {}) })
-            .slice(0, limit)
-            .map((r) => ({ id: r.id as string, score: r.score }));
+          const search = () =>
+            a
+              .search(terms.join(' '), { combineWith: 'OR', boost, bm25, ...(eligible ? { filter: (r) => eligible(r.id as string) } : {}) })
+              .slice(0, limit)
+              .map((r) => ({ id: r.id as string, score: r.score }));
+          // MiniSearch's answer once its postings are clean: its first search after discards scores the documents
+          // met before a discarded one with the old document frequency; bm25TopK's first answer is already this.
+          // Each search takes one occurrence of a discarded document out, and a text has at most 14 words.
+          let expected = search();
+          for (let i = 0; i < 14 && discard.length > 0; i++) expected = search();
           const got = bm25TopK(readMiniSearch(b)!, terms, boost, bm25, limit, eligible);
           expect(got).toEqual(expected);
+          expect(bm25TopK(readMiniSearch(b)!, terms, boost, bm25, limit, eligible), 'the same answer again').toEqual(got);
         },
       ),
       { numRuns: 200 },

@@ -23,26 +23,23 @@ async function seeded() {
 }
 
 const QUERIES = ['apples', 'pears t1', 'note 7', 'kiwis', 'changed words', 'about'];
-const ranking = async (engine: Engine, q: string) => (await engine.search(q, { touch: false, k: 10 })).hits.map((h) => [h.id, h.score]);
+const ranking = async (engine: Engine, q: string, k = 10) => (await engine.search(q, { touch: false, k })).hits.map((h) => [h.id, h.score]);
 
 /**
- * Same ranking as an index rebuilt from the store. A caught-up index holds discarded documents, which MiniSearch
- * cleans from a term's postings during the first search of it (scoring the documents it saw before with the old
- * document frequency), as any live index after an update does: there, compare every match's score once clean.
+ * Same ranking as an index rebuilt from the store. A caught-up index still holds discarded documents in its postings;
+ * the BM25 scorer counts them out, so even the first search of a term scores as the rebuilt index does. With
+ * `exactOrder` false, equal scores may come in another order: a memory indexed again during the catch-up has moved
+ * to the end of the index, while the rebuilt index holds memories in store order.
  */
-async function expectSameAsRebuilt(engine: Engine, store: Store, exact = true): Promise<void> {
+async function expectSameAsRebuilt(engine: Engine, store: Store, exactOrder = true): Promise<void> {
   const rebuilt = await createEngine({ clock, store });
   expect(rebuilt.lexicalSource).toBe('rebuilt');
   for (const q of QUERIES) {
-    if (exact) {
-      expect(await ranking(engine, q), q).toEqual(await ranking(rebuilt, q));
-      continue;
-    }
-    const scores = async (e: Engine) => {
-      await ranking(e, q);
-      return (await e.search(q, { touch: false, k: 100 })).hits.map((h) => [h.id, h.score.toFixed(9)]).sort();
-    };
-    expect(await scores(engine), q).toEqual(await scores(rebuilt));
+    // Every match (k = 100) when the order of ties may differ: the top 10 could cut a run of equal scores elsewhere.
+    const k = exactOrder ? 10 : 100;
+    const [got, want] = [await ranking(engine, q, k), await ranking(rebuilt, q, k)];
+    if (exactOrder) expect(got, q).toEqual(want);
+    else expect(got.map(([id, score]) => [id, Number(score).toFixed(9)]).sort(), q).toEqual(want.map(([id, score]) => [id, Number(score).toFixed(9)]).sort());
   }
 }
 
@@ -90,7 +87,9 @@ describe('lexical index snapshots', () => {
     expect(decoded.state.avgFieldLength).toEqual(state.avgFieldLength);
     const plain = (terms: Iterable<[string, Map<number, Map<number, number>>]>) =>
       [...terms].map(([term, data]) => [term, [...data].map(([field, postings]) => [field, [...postings]])]);
-    expect(plain(decoded.state.terms)).toEqual(plain(state.terms));
+    // Terms are stored in ascending order (the restore builds MiniSearch's term tree from them in one pass).
+    const sorted = (terms: Iterable<[string, Map<number, Map<number, number>>]>) => plain(terms).sort(([a], [b]) => (String(a) < String(b) ? -1 : 1));
+    expect(plain(decoded.state.terms)).toEqual(sorted(state.terms));
     const restored = new LexicalIndex();
     restored.restore(decoded.state);
     for (const q of ['quick', 'replaced fox', 'dog', 'x']) expect(restored.search(q, 5)).toEqual(index.search(q, 5));
@@ -211,9 +210,12 @@ describe('lexical index snapshots', () => {
         const reopened = await createEngine({ clock, store, indexSnapshot: snapshot });
         expect(reopened.lexicalSource).toBe('snapshot');
         const rebuilt = await createEngine({ clock, store });
+        // Diversity off: of two identical memories it keeps the one met first, and a memory indexed again during
+        // the catch-up is met after the others while the rebuilt index meets memories in store order.
+        const options = { touch: false, k: 20, diversity: false } as const;
         for (const q of words) {
-          const got = (await reopened.search(q, { touch: false, k: 20 })).hits.map((h) => h.id).sort();
-          const want = (await rebuilt.search(q, { touch: false, k: 20 })).hits.map((h) => h.id).sort();
+          const got = (await reopened.search(q, options)).hits.map((h) => h.id).sort();
+          const want = (await rebuilt.search(q, options)).hits.map((h) => h.id).sort();
           expect(got).toEqual(want);
         }
       }),
