@@ -9,7 +9,7 @@
 import MiniSearch from 'minisearch';
 import { memoizeByText } from './memo.js';
 import { bm25TopK, readMiniSearch, type MiniSearchInternals } from './bm25-topk.js';
-import type { LexicalState, TermData } from './snapshot.js';
+import type { DecodedSnapshot, LexicalState, TermData } from './snapshot.js';
 import type { MemoryRecord } from './types.js';
 import { stemEnglish } from './stem.js';
 import { termTree, type TermTree } from './term-tree.js';
@@ -101,7 +101,7 @@ export class LexicalIndex {
   }
 
   /** Replaces the index with a state read from a snapshot made under the same settings (it takes the maps over). */
-  restore(state: LexicalState): void {
+  restore(state: DecodedSnapshot['state']): void {
     const search = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
     const m = internals(search);
     if (JSON.stringify(m._fieldIds) !== JSON.stringify(state.fieldIds)) throw new Error('lexical snapshot: other fields');
@@ -113,7 +113,7 @@ export class LexicalIndex {
     m._fieldLength = state.fieldLength;
     for (const [shortId, id] of state.documentIds) m._idToShortId.set(id, shortId);
     if (m._idToShortId.size !== state.documentIds.size) throw new Error('lexical snapshot: one id twice');
-    m._index = new m._index.constructor(termTree([...state.terms]));
+    m._index = new m._index.constructor(termTree(state.terms));
     this.search_ = search;
   }
 

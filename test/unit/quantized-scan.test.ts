@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createInt8Kernel } from '../../src/int8-kernel.js';
 import { QuantizedScan } from '../../src/quantized-scan.js';
 import { normalize, VectorIndex } from '../../src/vector.js';
+import { int8RowDot, randomSource } from './helpers/vectors.js';
 
 /** The naive reference: every cosine, a full sort (score desc, then insertion row asc, like TopK). */
 function naiveTopK(rows: Map<string, Float32Array>, order: string[], query: Float32Array, k: number, keep: (id: string) => boolean = () => true) {
@@ -21,9 +22,7 @@ function naiveTopK(rows: Map<string, Float32Array>, order: string[], query: Floa
 
 /** Clustered, anisotropic unit vectors whose neighbours sit close together: the hard case for quantisation. */
 function clustered(seed: number, n: number, dim: number): Float32Array[] {
-  let state = seed >>> 0 || 1;
-  const random = () => ((state = Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32;
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const { random, gauss } = randomSource(seed);
   const shared = Array.from({ length: dim }, gauss);
   const centres = Array.from({ length: 6 }, () => Array.from({ length: dim }, gauss));
   return Array.from({ length: n }, (_, i) => {
@@ -42,11 +41,7 @@ describe('quantised vector scan (int8 + exact rescoring)', () => {
     for (let i = 0; i < stride * 4; i++) bytes[i] = ((i * 37) % 255) - 127;
     kernel!.dots(stride, 3, stride, 0, 1024);
     const out = new Int32Array(kernel!.buffer, 1024, 3);
-    for (let r = 0; r < 3; r++) {
-      let expected = 0;
-      for (let j = 0; j < stride; j++) expected += bytes[stride + r * stride + j]! * bytes[j]!;
-      expect(out[r]).toBe(expected);
-    }
+    for (let r = 0; r < 3; r++) expect(out[r]).toBe(int8RowDot(bytes, stride, r));
   });
 
   it('returns exactly the naive top k (ids, order and scores) on clustered data with near-duplicates', () => {

@@ -1,16 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createInt8Kernel } from '../../src/int8-kernel.js';
-import { QuantizedScan } from '../../src/quantized-scan.js';
 import { SignCodes } from '../../src/sign-codes.js';
 import { normalize, VectorIndex } from '../../src/vector.js';
-
-function randomSource(seed: number) {
-  let state = seed >>> 0 || 1;
-  const random = () => ((state = Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32;
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-  return { random, gauss };
-}
+import { exactAndScanned, int8RowDot, randomSource } from './helpers/vectors.js';
 
 /** Anisotropic, clustered unit vectors (a shared direction, topic centres, noise), like real embeddings. */
 function clustered(seed: number, n: number, dim: number, topics = 12, noise = 1): Float32Array[] {
@@ -68,11 +61,7 @@ describe('1-bit sign codes (prefilter)', () => {
     new Int32Array(kernel.buffer, 4096, list.length).set(list);
     kernel.dotsAt(stride, 4096, list.length, stride, 0, 8192);
     const out = new Int32Array(kernel.buffer, 8192, list.length);
-    list.forEach((row, i) => {
-      let expected = 0;
-      for (let j = 0; j < stride; j++) expected += bytes[stride + row * stride + j]! * bytes[j]!;
-      expect(out[i]).toBe(expected);
-    });
+    list.forEach((row, i) => expect(out[i]).toBe(int8RowDot(bytes, stride, row)));
   });
 
   it('keeps the codes of every row right through sets, overwrites and swap-removes after they were built', () => {
@@ -115,11 +104,7 @@ describe('1-bit sign codes (prefilter)', () => {
     const dim = 384;
     const vectors = clustered(20261122, 6000, dim, 40, 0.5);
     const queries = vectors.splice(0, 100);
-    const ids = vectors.map((_, i) => `m${i}`);
-    const exact = new VectorIndex(dim, new QuantizedScan({ prefilterMinRows: false }));
-    const prefiltered = new VectorIndex(dim, new QuantizedScan({ prefilterMinRows: 1000, prefilterShortlist: 400, prefilterShortlistShare: 0 }));
-    exact.setMany(ids, vectors);
-    prefiltered.setMany(ids, vectors);
+    const { exact, scanned: prefiltered } = exactAndScanned(dim, vectors, { prefilterMinRows: 1000, prefilterShortlist: 400, prefilterShortlistShare: 0 });
     let recall = 0;
     for (const query of queries) {
       const truth = new Set(exact.search(query, 10).map((h) => h.id));
@@ -138,11 +123,7 @@ describe('1-bit sign codes (prefilter)', () => {
     const dim = 96;
     const vectors = clustered(7, 3000, dim, 40);
     const queries = vectors.splice(0, 20);
-    const ids = vectors.map((_, i) => `m${i}`);
-    const exact = new VectorIndex(dim, new QuantizedScan({ prefilterMinRows: false }));
-    const gated = new VectorIndex(dim, new QuantizedScan({ prefilterMinRows: 1000, prefilterShortlist: 100, prefilterShortlistShare: 0 }));
-    exact.setMany(ids, vectors);
-    gated.setMany(ids, vectors);
+    const { exact, scanned: gated } = exactAndScanned(dim, vectors, { prefilterMinRows: 1000, prefilterShortlist: 100, prefilterShortlistShare: 0 });
     for (const query of queries) expect(gated.search(query, 10)).toEqual(exact.search(query, 10));
   });
 });

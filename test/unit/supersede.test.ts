@@ -12,11 +12,11 @@ import { calibratedCosine, meanPairwiseCosine } from '../../src/similarity.js';
 import type { MemoryInput } from '../../src/types.js';
 import { dot, exactRowsAbove, exactScan, normalize, VectorIndex } from '../../src/vector.js';
 import { bagOfWordsVector, testEmbedder } from './helpers/embedder.js';
+import { randomSource } from './helpers/vectors.js';
 
 /** Unit vectors around a few directions, with exact duplicates and near-duplicates (the hard case for int8 bounds). */
 function nearDuplicates(seed: number, n: number, dim: number): Float32Array[] {
-  let state = seed >>> 0 || 1;
-  const random = () => ((state = Math.imul(state ^ (state >>> 13), 0x5bd1e995) + 0x9e3779b9) >>> 0) / 2 ** 32;
+  const { random } = randomSource(seed);
   const bases = Array.from({ length: 3 }, () => normalize(Array.from({ length: dim }, () => random() - 0.5)));
   const out: Float32Array[] = [];
   for (let i = 0; i < n; i++) {
