@@ -2,8 +2,8 @@
  * Every search option as a labelled control. Initial values come from the library's `defaultSearchOptions`,
  * so the page always shows the real defaults; `toSearchOptions` turns the form back into options.
  */
-import { DAY_MS } from '../src/decay.js';
-import { defaultSearchOptions, type SearchOptions } from '../src/options.js';
+import { DAY_MS } from '../src/search/decay.js';
+import { defaultSearchOptions, type SearchOptions } from '../src/search/options.js';
 import { h } from './dom.js';
 
 export interface ControlState {

@@ -1,5 +1,5 @@
 /** Reading and writing the demo's files: JSON and NDJSON memory lists, and LoCoMo conversations. */
-import { readLocomoConversation, type LocomoQuestion } from '../src/formats/locomo.js';
+import { readLocomoConversation, type LocomoQuestion } from '../bench/lib/locomo.js';
 import type { MemoryInput, MemoryRecord } from '../src/types.js';
 
 export interface ImportBatch {

@@ -1,7 +1,7 @@
-import { createEngine, type Engine } from '../src/engine.js';
+import { createEngine, type Engine } from '../src/engine/engine.js';
 import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
 import type { EmbedderOptions } from '../src/embedder/index.js';
-import type { MemoryStatus, MethodName, StorageKind, WireEmbedderOptions } from '../src/remote.js';
+import type { MemoryStatus, MethodName, StorageKind, WireEmbedderOptions } from '../src/client/protocol.js';
 import type { Embedder, MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './snapshots.js';

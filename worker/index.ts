@@ -5,9 +5,9 @@
  */
 import * as Comlink from 'comlink';
 import { EngramError, ErrorCode } from '../src/errors.js';
-import { resolveSearchOptions } from '../src/options.js';
-import { newId } from '../src/records.js';
-import { closedError, installErrorTransfer, type WorkerApi, type WorkerOpenOptions } from '../src/remote.js';
+import { resolveSearchOptions } from '../src/search/options.js';
+import { newId } from '../src/engine/records.js';
+import { closedError, installErrorTransfer, type WorkerApi, type WorkerOpenOptions } from '../src/client/protocol.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
 import { resolveStorage } from './open-store.js';

@@ -9,8 +9,8 @@
  * Why not a SharedWorker: it cannot use OPFS synchronous access handles, and Chrome on Android has none.
  */
 import { EngramError, ErrorCode } from '../src/errors.js';
-import { newId } from '../src/records.js';
-import { closedError, fromWireError, toWireError, type WireError } from '../src/remote.js';
+import { newId } from '../src/engine/records.js';
+import { closedError, fromWireError, toWireError, type WireError } from '../src/client/protocol.js';
 import type { Progress } from '../src/types.js';
 import type { Host, HostMethod } from './host.js';
 

@@ -1,6 +1,6 @@
-import { memoryStore } from '../src/memory-store.js';
-import type { StorageKind } from '../src/remote.js';
-import type { Store } from '../src/store.js';
+import { memoryStore } from '../src/store/memory-store.js';
+import type { StorageKind } from '../src/client/protocol.js';
+import type { Store } from '../src/store/store.js';
 import { hasOpfsSyncAccess } from './sqlite.js';
 import { openSqliteStore } from './sqlite-store.js';
 

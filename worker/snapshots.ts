@@ -1,6 +1,6 @@
-import type { Engine } from '../src/engine.js';
-import { snapshotHeader, type IndexSnapshot } from '../src/snapshot.js';
-import type { Store } from '../src/store.js';
+import type { Engine } from '../src/engine/engine.js';
+import { snapshotHeader, type IndexSnapshot } from '../src/lexical/snapshot.js';
+import type { Store } from '../src/store/store.js';
 
 /** Meta key of the lexical index snapshot (the engine checks it still matches the records before using it). */
 const SNAPSHOT_KEY = 'engram.lexical-snapshot';

@@ -1,5 +1,5 @@
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
-import type { PackedVectors, Store, StoreWrite } from '../src/store.js';
+import type { PackedVectors, Store, StoreWrite } from '../src/store/store.js';
 import type { MemoryRecord } from '../src/types.js';
 import { Connection, isSqliteError, type SqliteBackend } from './sqlite.js';
 import { splitUtf8 } from './utf8.js';

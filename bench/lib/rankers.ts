@@ -2,7 +2,7 @@
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
 import MiniSearch from 'minisearch';
 import { createEngine, ENGLISH_STOP_WORDS, type Embedder, type Engine, type EngineOptions, type SearchOptions } from '../../src/index.js';
-import { stemEnglish } from '../../src/stem.js';
+import { stemEnglish } from '../../src/lexical/stem.js';
 import { DEPTH, type Conversation, type Ranker } from './run.js';
 
 export interface EngineVariant {

@@ -1,7 +1,7 @@
 /** Runs rankers over LoCoMo conversations and aggregates the metrics per category and per conversation. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readLocomoConversation, type LocomoConversation, type LocomoQuestion } from '../../src/formats/locomo.js';
+import { readLocomoConversation, type LocomoConversation, type LocomoQuestion } from './locomo.js';
 import type { Embedder } from '../../src/index.js';
 import { MetricAccumulator, type MetricRow } from './metrics.js';
 

@@ -7,9 +7,9 @@
 import * as Comlink from 'comlink';
 import { openDB } from 'idb';
 import { createEmbedder } from '../../src/embedder/index.js';
-import { createEngine } from '../../src/engine.js';
-import { decodeSnapshot } from '../../src/snapshot.js';
-import { newId } from '../../src/records.js';
+import { createEngine } from '../../src/engine/engine.js';
+import { decodeSnapshot } from '../../src/lexical/snapshot.js';
+import { newId } from '../../src/engine/records.js';
 import type { MemoryRecord } from '../../src/types.js';
 import type { SqliteBackend } from '../../worker/sqlite.js';
 import { openSqliteStore } from '../../worker/sqlite-store.js';

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { defaultState, toSearchOptions } from '../../demo/controls.js';
-import { defaultSearchOptions } from '../../src/options.js';
+import { defaultSearchOptions } from '../../src/search/options.js';
 import { baseURL, launchPersistent, recordRequests, tempProfileDir } from './harness.js';
 
 const SHOTS = 'test-results';

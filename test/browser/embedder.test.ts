@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createEmbedder } from '../../src/embedder/index.js';
 import { baseURL, launchBrowser, openBlankPage, recordRequests } from './harness.js';
-import { cosine, maxAbsDiff, SAMPLE_TEXTS, SIMILARITY } from '../unit/embedder-cases.js';
+import { cosine, maxAbsDiff, SAMPLE_TEXTS, SIMILARITY } from '../unit/embedder/embedder-cases.js';
 import type * as Lab from './pages/embedder-lab.js';
 
 type LabApi = typeof Lab;

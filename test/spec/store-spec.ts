@@ -7,7 +7,7 @@
  * `open` must return an empty store on its first call in a case; a later call within the same case must
  * reopen the same data (for the persistence case; it is skipped when `store.persistent` is false).
  */
-import type { PackedVectors, Store, StoreWrite } from '../../src/store.js';
+import type { PackedVectors, Store, StoreWrite } from '../../src/store/store.js';
 import type { MemoryRecord } from '../../src/types.js';
 
 export interface StoreSpecCase {

@@ -1,5 +1,5 @@
-import { QuantizedScan, type QuantizedScanOptions } from '../../../src/quantized-scan.js';
-import { VectorIndex } from '../../../src/vector.js';
+import { QuantizedScan, type QuantizedScanOptions } from '../../../src/vector/quantized-scan.js';
+import { VectorIndex } from '../../../src/vector/vector-index.js';
 
 /** A seeded uniform source in [0, 1) and a standard normal one drawn from it: test data that is the same every run. */
 export function randomSource(seed: number): { random: () => number; gauss: () => number } {

@@ -1,0 +1,118 @@
+/**
+ * `createMemory`: the main-thread face of Engram. The database, the indexes and the model live in a Web Worker
+ * (worker/index.ts); this file only spawns it, forwards calls through Comlink and keeps callbacks and errors
+ * working across the boundary. It touches nothing of the page but `Worker` and `navigator.storage`.
+ */
+import * as Comlink from 'comlink';
+import type { EmbedderOptions } from '../embedder/index.js';
+import type { AddOptions, Engine } from '../engine/engine.js';
+import { EngramError, ErrorCode, invalidInput } from '../errors.js';
+import { closedError, installErrorTransfer, type MemoryStatus, type MethodName, type RemoteSearchOptions, type WireArgs, type WireResult, type WorkerApi } from './protocol.js';
+import type { SearchResult } from '../types.js';
+
+export type { MemoryStatus, RemoteSearchOptions, StorageKind } from './protocol.js';
+
+export interface MemoryOptions {
+  /** Database name (letters, digits, `_`, `-`, `.`). Tabs using the same name share one database. Default `'engram'`. */
+  name?: string;
+  /** `'auto'` (default): OPFS where the worker can use it, else IndexedDB. `'memory'`: nothing is saved. */
+  storage?: 'auto' | 'opfs' | 'idb' | 'memory';
+  /** Options for `createEmbedder` (default `{}`: the built-in model), or `null` for lexical search only. */
+  embedder?: EmbedderOptions | null;
+  /** Default search options of this Memory, merged under each call's. */
+  search?: Partial<RemoteSearchOptions>;
+  /** Ask the browser not to evict the data (`navigator.storage.persist()`). Default true. */
+  persist?: boolean;
+  /** A worker running `engram/worker` that you created (extensions, custom bundlers). Default: one is spawned. */
+  worker?: Worker;
+}
+
+/** The engine's API, answered by the worker, plus `status()`. */
+export interface Memory extends Pick<Engine, 'add' | 'get' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import'> {
+  /** As `Engine.search`; the `boost` hook is in-process only, so it is not an option here. */
+  search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;
+  status(): Promise<MemoryStatus>;
+  /** Closes the database (another tab on the same name takes it over) and ends the worker this call spawned. */
+  close(): Promise<void>;
+}
+
+/** Spawns the worker, opens the database and resolves when searches can be answered. */
+export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
+  installErrorTransfer();
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true } = options;
+  if ('boost' in search) throw invalidInput('search.boost runs only in-process (createEngine): a Memory searches in a worker');
+  const ownWorker = !options.worker;
+  const worker = options.worker ?? new Worker(new URL('../../worker/index.ts', import.meta.url), { type: 'module', name: `engram:${name}` });
+  const remote = Comlink.wrap<WorkerApi>(worker);
+  // Comlink alone would wait forever on a worker that failed to load or crashed.
+  const crashed = new Promise<never>((_, reject) => {
+    worker.addEventListener('error', (event) => {
+      const reason = event instanceof ErrorEvent && event.message ? event.message : 'the script failed to load';
+      reject(new EngramError(ErrorCode.WORKER_FAILED, `the Engram worker failed: ${reason}`));
+    });
+  });
+  crashed.catch(() => undefined);
+  const guard = <T>(promise: Promise<T>): Promise<T> => Promise.race([promise, crashed]);
+
+  const { onProgress: onModelProgress, ...embedderOptions } = embedder ?? {};
+  const persisting = persist && storage !== 'memory' ? requestPersistence() : Promise.resolve();
+  try {
+    await guard(
+      remote.open(
+        { name, storage, embedder: embedder === null ? null : embedderOptions, search },
+        onModelProgress && Comlink.proxy(onModelProgress),
+      ),
+    );
+    await persisting;
+  } catch (error) {
+    remote[Comlink.releaseProxy]();
+    if (ownWorker) worker.terminate();
+    throw error;
+  }
+
+  let closing: Promise<void> | null = null;
+  const call = <M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: AddOptions['onProgress']): Promise<WireResult<M>> => {
+    if (closing) return Promise.reject(closedError());
+    return guard(remote.call(method, args, onProgress && Comlink.proxy(onProgress)) as Promise<WireResult<M>>);
+  };
+
+  return {
+    add: (input, opts) => call('add', [input], opts?.onProgress),
+    import: (records, opts) => call('import', [records], opts?.onProgress),
+    search: (query, searchOptions) => {
+      if (searchOptions && 'boost' in searchOptions) {
+        return Promise.reject(invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker'));
+      }
+      return call('search', searchOptions === undefined ? [query] : [query, searchOptions]);
+    },
+    get: (id) => call('get', [id]),
+    update: (id, patch) => call('update', [id, patch]),
+    remove: (ids) => call('remove', [ids]),
+    pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),
+    count: () => call('count', []),
+    export: () => call('export', []),
+    status: () => (closing ? Promise.reject(closedError()) : guard(remote.status())),
+    close: () => {
+      closing ??= (async () => {
+        try {
+          await guard(remote.close());
+        } finally {
+          remote[Comlink.releaseProxy]();
+          if (ownWorker) worker.terminate();
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Best effort: the browser may say no (or ask the user); the data is kept either way until it needs the space. */
+async function requestPersistence(): Promise<void> {
+  try {
+    if (typeof navigator !== 'undefined' && navigator.storage?.persist && !(await navigator.storage.persisted())) {
+      await navigator.storage.persist();
+    }
+  } catch {
+    // Not available in this context (e.g. inside a worker).
+  }
+}

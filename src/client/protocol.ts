@@ -1,0 +1,102 @@
+/**
+ * What crosses the boundary between the page (src/client.ts) and the worker (worker/index.ts), and between the
+ * worker of one tab and the leader tab's worker (worker/leader.ts): method names, argument shapes, the status,
+ * and the Comlink transfer handler that keeps EngramError's code.
+ */
+import { transferHandlers, type TransferHandler } from 'comlink';
+import type { EmbedderOptions } from '../embedder/index.js';
+import type { Engine } from '../engine/engine.js';
+import { EngramError, ErrorCode, deserializeError, serializeError, type SerializedEngramError } from '../errors.js';
+import type { SearchOptions } from '../search/options.js';
+import type { Progress } from '../types.js';
+
+/** Where the memories of a `createMemory` live. */
+export type StorageKind = 'opfs' | 'idb' | 'memory';
+
+export interface MemoryStatus {
+  storage: StorageKind;
+  /** The browser promised not to evict this origin's storage (`navigator.storage.persisted()`). */
+  persisted: boolean;
+  count: number;
+  /** Id of the embedder in use; null while the model loads, when it failed, or when `embedder: null`. */
+  embedder: string | null;
+  /** Background (re-)embedding progress, or null when every memory has a vector for the current embedder. */
+  indexing: Progress | null;
+  /** How this open made the lexical index: from the stored snapshot, or rebuilt from every memory's text. */
+  lexicalIndex: 'snapshot' | 'rebuilt';
+  /** The last background failure (model loading, re-indexing, access bookkeeping), or null. */
+  error: { code: string; message: string } | null;
+}
+
+/** The engine methods a Memory offers, each with the arguments that travel (callbacks travel separately). */
+export type MethodName = 'add' | 'search' | 'get' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import';
+export type WireArgs<M extends MethodName> = M extends 'add' | 'import' ? [Parameters<Engine[M]>[0]] : Parameters<Engine[M]>;
+export type WireResult<M extends MethodName> = Awaited<ReturnType<Engine[M]>>;
+
+/** Search options that can cross a thread: everything but the in-process `boost` hook. */
+export type RemoteSearchOptions = Omit<SearchOptions, 'boost'>;
+
+/** The worker's options, as `createMemory` resolved them (plain data). */
+export interface WorkerOpenOptions {
+  name: string;
+  storage: 'auto' | StorageKind;
+  /** Options for `createEmbedder` (its `onProgress` travels separately), or null for lexical search only. */
+  embedder: WireEmbedderOptions | null;
+  search: Partial<RemoteSearchOptions>;
+}
+
+export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
+
+/** What worker/index.ts exposes through Comlink. */
+export interface WorkerApi {
+  /** Opens the store (or joins the tab that has it open). Resolves when searches can be answered. */
+  open(options: WorkerOpenOptions, onModelProgress?: EmbedderOptions['onProgress']): Promise<void>;
+  call<M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: (progress: Progress) => void): Promise<WireResult<M>>;
+  status(): Promise<MemoryStatus>;
+  close(): Promise<void>;
+}
+
+/** What every call on a closed Memory rejects with, on either side of the boundary. */
+export function closedError(): EngramError {
+  return new EngramError(ErrorCode.CLOSED, 'this memory is closed');
+}
+
+/** Errors as plain data: an EngramError keeps its code and details, anything else its name and message. */
+export type WireError = { engram: SerializedEngramError } | { name: string; message: string; stack?: string };
+
+export function toWireError(error: unknown): WireError {
+  if (error instanceof EngramError) return { engram: serializeError(error) };
+  if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack };
+  return { name: 'Error', message: String(error) };
+}
+
+export function fromWireError(wire: WireError): Error {
+  if ('engram' in wire) return deserializeError(wire.engram);
+  const error = new Error(wire.message);
+  error.name = wire.name;
+  if (wire.stack) error.stack = wire.stack;
+  return error;
+}
+
+/**
+ * Comlink sends a thrown error as name, message and stack only; this keeps an EngramError an EngramError with its
+ * code on the other side. Both realms (page and worker) install it. It wraps Comlink's own handler and stays
+ * compatible with it both ways, so other Comlink endpoints of the page (the app's own workers) are unaffected.
+ */
+export function installErrorTransfer(): void {
+  const base = transferHandlers.get('throw') as TransferHandler<{ value: unknown }, unknown> | undefined;
+  if (!base || (base as { engram?: true }).engram) return;
+  const handler: TransferHandler<{ value: unknown }, unknown> & { engram: true } = {
+    engram: true,
+    canHandle: (value): value is { value: unknown } => base.canHandle(value),
+    serialize: (thrown) => {
+      const [plain, transfers] = base.serialize(thrown);
+      return [{ ...(plain as object), wire: toWireError(thrown.value) }, transfers];
+    },
+    deserialize: (serialized) => {
+      if (typeof serialized === 'object' && serialized !== null && 'wire' in serialized) throw fromWireError((serialized as { wire: WireError }).wire);
+      return base.deserialize(serialized);
+    },
+  };
+  transferHandlers.set('throw', handler as TransferHandler<unknown, unknown>);
+}

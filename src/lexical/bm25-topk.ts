@@ -1,0 +1,181 @@
+/**
+ * MiniSearch's own BM25+ OR query, scored straight off its index into typed arrays with a bounded top-k, instead
+ * of `search()`: that builds a result object per matching document (match maps, term lists) and sorts all of
+ * them, which is what made queries of very common words or a pasted paragraph take 100 ms and more at 100k.
+ * Same terms, same formula, same order of accumulation, same tie order (first seen first, as MiniSearch's
+ * stable sort over its result map), same lazy clean-up of discarded documents: the answer is MiniSearch's
+ * answer once a term's postings are clean (see below for the first read after a change), with work bounded by the
+ * postings read (no allocation per posting, no sort of all matches).
+ *
+ * It reads MiniSearch 7's internal fields (checked at run time: on any other shape `readMiniSearch` returns
+ * null and the caller uses `search()`). Exact-term queries only: prefix and fuzzy matching go through `search()`.
+ */
+import type MiniSearch from 'minisearch';
+import { TopK } from '../util/topk.js';
+
+type Postings = Map<number, number>;
+
+/** The parts of MiniSearch 7 this reads (private there; verified before use). */
+export interface MiniSearchInternals {
+  _index: { get(term: string): Map<number, Postings> | undefined };
+  _documentIds: Map<number, unknown>;
+  _fieldLength: Map<number, number[]>;
+  _avgFieldLength: number[];
+  _fieldIds: Record<string, number>;
+  _documentCount: number;
+  _dirtCount: number;
+  removeTerm(fieldId: number, docId: number, term: string): void;
+}
+
+export interface Bm25Params {
+  k: number;
+  b: number;
+  d: number;
+}
+
+/** MiniSearch's internals, or null when this MiniSearch does not look like version 7. */
+export function readMiniSearch(index: MiniSearch<never> | MiniSearch<unknown>): MiniSearchInternals | null {
+  const m = index as unknown as Partial<MiniSearchInternals>;
+  const ok =
+    m._index !== undefined && typeof m._index.get === 'function' && m._documentIds instanceof Map && m._fieldLength instanceof Map &&
+    Array.isArray(m._avgFieldLength) && typeof m._fieldIds === 'object' && typeof m._documentCount === 'number' &&
+    typeof m._dirtCount === 'number' && typeof m.removeTerm === 'function';
+  return ok ? (m as MiniSearchInternals) : null;
+}
+
+/** Reused between searches: per short document id, its score, this term's score and its matched-term count. */
+class Scratch {
+  scores = new Float64Array(0);
+  termScores = new Float64Array(0);
+  quality = new Uint16Array(0);
+  inTerm = new Uint8Array(0);
+
+  ensure(size: number): void {
+    if (size <= this.scores.length) return;
+    const capacity = Math.max(size, this.scores.length * 2, 1024);
+    const grow = <T extends Float64Array | Uint16Array | Uint8Array>(old: T, make: (n: number) => T): T => {
+      const next = make(capacity);
+      next.set(old);
+      return next;
+    };
+    this.scores = grow(this.scores, (n) => new Float64Array(n));
+    this.termScores = grow(this.termScores, (n) => new Float64Array(n));
+    this.quality = grow(this.quality, (n) => new Uint16Array(n));
+    this.inTerm = grow(this.inTerm, (n) => new Uint8Array(n));
+  }
+}
+
+const scratch = new Scratch();
+
+/**
+ * Field lengths by short document id in flat arrays, filled on first read: a posting then costs no Map lookup.
+ * Safe to keep: MiniSearch never reuses a short id and a document's field lengths never change under one id.
+ */
+class FieldLengths {
+  private byField: Float64Array[] = [];
+
+  constructor(private readonly ms: MiniSearchInternals) {}
+
+  get(docId: number, fieldId: number): number {
+    let lengths = this.byField[fieldId];
+    if (!lengths || docId >= lengths.length) {
+      const grown = new Float64Array(Math.max(docId + 1, (lengths?.length ?? 0) * 2, 1024)).fill(-1);
+      if (lengths) grown.set(lengths);
+      this.byField[fieldId] = lengths = grown;
+    }
+    let length = lengths[docId] as number;
+    if (length < 0) {
+      length = (this.ms._fieldLength.get(docId) as number[])[fieldId] as number;
+      lengths[docId] = length;
+    }
+    return length;
+  }
+}
+
+const lengthCaches = new WeakMap<MiniSearchInternals, FieldLengths>();
+
+function fieldLengths(ms: MiniSearchInternals): FieldLengths {
+  let cache = lengthCaches.get(ms);
+  if (!cache) lengthCaches.set(ms, (cache = new FieldLengths(ms)));
+  return cache;
+}
+
+/**
+ * The best `limit` documents for the OR of `terms` (already processed, distinct), as MiniSearch would rank them:
+ * score = Σ over terms (Σ over fields of boost × BM25+), times the number of query terms matched.
+ */
+export function bm25TopK(
+  ms: MiniSearchInternals,
+  terms: readonly string[],
+  fieldBoosts: Record<string, number>,
+  bm25: Bm25Params,
+  limit: number,
+  eligible?: (id: string) => boolean,
+): { id: string; score: number }[] {
+  const { k, b, d } = bm25;
+  const total = ms._documentCount;
+  const touched: number[] = [];
+  const inThisTerm: number[] = [];
+  const lengths = fieldLengths(ms);
+  for (const term of terms) {
+    const data = ms._index.get(term);
+    if (!data) continue;
+    inThisTerm.length = 0;
+    for (const field of Object.keys(fieldBoosts)) {
+      const fieldBoost = fieldBoosts[field] || 1;
+      const fieldId = ms._fieldIds[field] as number;
+      const postings = data.get(fieldId);
+      if (!postings) continue;
+      // Discarded documents still in the postings are counted out before scoring, so every document is scored with
+      // the document frequency of the live ones. (MiniSearch counts them out as it meets them: the documents scored
+      // before a discarded one get the old frequency, so the first search of a term after a change ranked
+      // differently from later ones.) Like MiniSearch, each read takes one occurrence of them out of the index.
+      const discarded: number[] = [];
+      const size = postings.size; // before removeTerm, which may delete from it
+      if (ms._dirtCount > 0) {
+        postings.forEach((_, docId) => {
+          if (!ms._documentIds.has(docId)) discarded.push(docId);
+        });
+        for (const docId of discarded) ms.removeTerm(fieldId, docId, term);
+      }
+      const matching = size - discarded.length;
+      if (matching === 0) continue;
+      const avgLength = ms._avgFieldLength[fieldId] as number;
+      const idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
+      postings.forEach((termFreq, docId) => {
+        if (discarded.length > 0 && !ms._documentIds.has(docId)) return;
+        const fieldLength = lengths.get(docId, fieldId);
+        const raw = idf * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgLength)));
+        const weighted = fieldBoost * raw;
+        if (docId >= scratch.scores.length) scratch.ensure(docId + 1);
+        if (scratch.inTerm[docId] === 0) {
+          scratch.inTerm[docId] = 1;
+          scratch.termScores[docId] = weighted;
+          inThisTerm.push(docId);
+        } else {
+          scratch.termScores[docId] = (scratch.termScores[docId] as number) + weighted;
+        }
+      });
+    }
+    // Fold this term's score in, in the order MiniSearch adds per-term results.
+    for (const docId of inThisTerm) {
+      scratch.inTerm[docId] = 0;
+      if (scratch.quality[docId] === 0) {
+        touched.push(docId);
+        scratch.scores[docId] = scratch.termScores[docId] as number;
+      } else {
+        scratch.scores[docId] = (scratch.scores[docId] as number) + (scratch.termScores[docId] as number);
+      }
+      scratch.quality[docId] = (scratch.quality[docId] as number) + 1;
+    }
+  }
+  // Ties keep first-seen order, like MiniSearch's stable sort of its result map: TopK prefers the lower index.
+  const top = new TopK(limit);
+  for (let order = 0; order < touched.length; order++) {
+    const docId = touched[order] as number;
+    const score = (scratch.scores[docId] as number) * (scratch.quality[docId] as number);
+    scratch.quality[docId] = 0;
+    if (score > top.threshold && (!eligible || eligible(ms._documentIds.get(docId) as string))) top.push(order, score);
+  }
+  return top.drain().map(({ index: order, score }) => ({ id: ms._documentIds.get(touched[order] as number) as string, score }));
+}

@@ -1,0 +1,47 @@
+/**
+ * Greedy token-budgeted context. Walk the hits in order (best first); add each whole memory whose block
+ * still fits in what is left of the budget; skip one that does not and keep trying the rest (a smaller one
+ * further down may still fit). Never breaks early, never truncates a memory.
+ *
+ * Each memory becomes one block `[YYYY-MM-DD] text` (its creation date, UTC); blocks are joined by a blank
+ * line. A block costs countTokens(block), plus countTokens(SEPARATOR) when it is not the first. Without an
+ * embedder tokenizer the estimate is ceil(length / 4) UTF-16 code units: the usual rule of thumb for English
+ * with GPT-style BPE tokenizers (it under-counts CJK and emoji-heavy text).
+ */
+import type { AssembledContext } from '../types.js';
+
+export const SEPARATOR = '\n\n';
+
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+export interface AssembleItem {
+  id: string;
+  text: string;
+  createdAt: number;
+}
+
+export function formatBlock(item: AssembleItem): string {
+  return `[${new Date(item.createdAt).toISOString().slice(0, 10)}] ${item.text}`;
+}
+
+export function assemble(
+  items: readonly AssembleItem[],
+  budget: number,
+  countTokens: (text: string) => number = estimateTokens,
+): AssembledContext {
+  const separatorCost = countTokens(SEPARATOR);
+  const blocks: string[] = [];
+  const ids: string[] = [];
+  let tokens = 0;
+  for (const item of items) {
+    const block = formatBlock(item);
+    const cost = countTokens(block) + (blocks.length > 0 ? separatorCost : 0);
+    if (tokens + cost > budget) continue;
+    blocks.push(block);
+    ids.push(item.id);
+    tokens += cost;
+  }
+  return { text: blocks.join(SEPARATOR), tokens, budget, ids };
+}

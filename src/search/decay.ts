@@ -1,0 +1,37 @@
+/**
+ * Recency: how much of a memory's relevance survives its age.
+ *   exponential: R = exp(−age / τ)
+ *   hyperbolic:  R = 1 / (1 + days / halfLifeDays)      (R = 0.5 at one half-life)
+ *   false:       R = 1
+ * The factor applied is R^α (`decayAlpha`): α = 1 is the raw curve, smaller α damps it (α = 0.3 turns a
+ * 0.25 retention into 0.66), so old but relevant facts stay reachable.
+ */
+import type { DecayOptions } from './options.js';
+import type { MemoryRecord } from '../types.js';
+
+export const DAY_MS = 86_400_000;
+
+/** Raw retention R for an age in ms (negative ages, i.e. future dates, count as 0). */
+export function retention(ageMs: number, decay: DecayOptions | false): number {
+  if (decay === false) return 1;
+  const age = Math.max(0, ageMs);
+  if (decay.kind === 'exponential') return Math.exp(-age / decay.tauMs);
+  return 1 / (1 + age / DAY_MS / decay.halfLifeDays);
+}
+
+/** The damped factor R^α. */
+export function dampen(retentionValue: number, alpha: number): number {
+  return Math.pow(retentionValue, alpha);
+}
+
+export interface RecencyOptions {
+  decay: DecayOptions | false;
+  decayFrom: 'created' | 'accessed';
+  decayAlpha: number;
+}
+
+/** The time decay counts from creation, or from the last access (falling back to creation). */
+export function recency(record: MemoryRecord, now: number, options: RecencyOptions): number {
+  const from = options.decayFrom === 'accessed' ? (record.lastAccessedAt ?? record.createdAt) : record.createdAt;
+  return dampen(retention(now - from, options.decay), options.decayAlpha);
+}

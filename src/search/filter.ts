@@ -1,0 +1,68 @@
+/**
+ * Hard constraints. A memory is eligible when it passes the caller's `filter`, its `validUntil` has not
+ * passed (now ≤ validUntil), and it is not superseded (unless `deepRecall`). Eligibility is applied inside
+ * the legs, so each leg's `candidatePool` holds only eligible memories and filters never starve results;
+ * the filter stage re-checks the fused list (free when the legs did their job) and applies the deepRecall
+ * penalty to superseded memories.
+ */
+import { invalidInput } from '../errors.js';
+import type { SearchFilter } from './options.js';
+import { toEpochMs } from '../engine/records.js';
+import type { MemoryRecord } from '../types.js';
+
+export type Eligibility = (record: MemoryRecord) => boolean;
+
+export interface EligibilityOptions {
+  filter: SearchFilter;
+  deepRecall: boolean;
+  now: number;
+  /** False when no memory has an expiry date or is superseded (lets an unfiltered search skip all checks). */
+  anyRestricted?: boolean;
+}
+
+/**
+ * One predicate for a whole search; validates the filter once (INVALID_INPUT on a bad field). Null when every
+ * memory is eligible: no caller filter and, per `anyRestricted`, nothing expired or superseded to exclude.
+ */
+export function compileEligibility({ filter, deepRecall, now, anyRestricted = true }: EligibilityOptions): Eligibility | null {
+  const checks: Eligibility[] = [];
+  const projects = oneOrMany(filter.project, 'filter.project');
+  const scopes = oneOrMany(filter.scope, 'filter.scope');
+  const tags = stringList(filter.tags, 'filter.tags');
+  const kinds = stringList(filter.kinds, 'filter.kinds');
+  if (projects) checks.push((r) => r.project !== undefined && projects.has(r.project));
+  if (scopes) checks.push((r) => r.scope !== undefined && scopes.has(r.scope));
+  const tagList = tags ? [...tags] : [];
+  if (tagList.length > 0) checks.push((r) => tagList.every((t) => r.tags.includes(t)));
+  if (kinds) checks.push((r) => r.kind !== undefined && kinds.has(r.kind));
+  if (filter.since !== undefined) {
+    const since = toEpochMs(filter.since, 'filter.since');
+    checks.push((r) => r.createdAt >= since);
+  }
+  if (filter.until !== undefined) {
+    const until = toEpochMs(filter.until, 'filter.until');
+    checks.push((r) => r.createdAt <= until);
+  }
+  if (checks.length === 0 && !anyRestricted) return null;
+  checks.push((r) => r.validUntil === undefined || now <= r.validUntil);
+  if (!deepRecall) checks.push((r) => r.supersededBy === undefined);
+  return (record) => checks.every((check) => check(record));
+}
+
+/** Score factor for an eligible memory: `deepRecallPenalty` when superseded, else 1. */
+export function supersededFactor(record: MemoryRecord, deepRecallPenalty: number): number {
+  return record.supersededBy === undefined ? 1 : deepRecallPenalty;
+}
+
+function oneOrMany(value: unknown, field: string): Set<string> | null {
+  if (value === undefined) return null;
+  return stringList(typeof value === 'string' ? [value] : value, field);
+}
+
+function stringList(value: unknown, field: string): Set<string> | null {
+  if (value === undefined) return null;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+    throw invalidInput(`${field} must be a string array`);
+  }
+  return new Set(value as string[]);
+}

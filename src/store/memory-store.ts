@@ -1,0 +1,112 @@
+/**
+ * The in-memory Store: the default for Node and tests, and the reference behaviour for the spec in
+ * test/spec/store-spec.ts. Writes are validated in full before anything changes, then applied in one
+ * synchronous step, so a write is atomic. Everything is copied in and out: callers never share state.
+ */
+import { EngramError, ErrorCode } from '../errors.js';
+import { changesIndexed } from '../engine/records.js';
+import type { PackedVectors, Store, StoreWrite } from './store.js';
+import type { MemoryRecord } from '../types.js';
+
+interface EmbedderVectors {
+  dim: number;
+  rows: Map<string, Float32Array>;
+}
+
+export function memoryStore(): Store {
+  const records = new Map<string, MemoryRecord>();
+  const vectors = new Map<string, EmbedderVectors>();
+  const meta = new Map<string, string | Uint8Array>();
+  let counter = 0;
+  let closed = false;
+
+  const open = () => {
+    if (closed) throw new EngramError(ErrorCode.CLOSED, 'the memory store is closed');
+  };
+
+  return {
+    kind: 'memory',
+    persistent: false,
+
+    async loadRecords() {
+      open();
+      return [...records.values()].map((r) => structuredClone(r));
+    },
+
+    async loadVectors(embedderId, dim) {
+      open();
+      const stored = vectors.get(embedderId);
+      const ids = stored && stored.dim === dim ? [...stored.rows.keys()] : [];
+      const data = new Float32Array(ids.length * dim);
+      ids.forEach((id, i) => data.set(stored?.rows.get(id) as Float32Array, i * dim));
+      return { embedderId, dim, ids, data };
+    },
+
+    async write(change: StoreWrite) {
+      open();
+      // Validate and copy everything first: a bad part must leave the store untouched.
+      const put = (change.put ?? []).map((r) => {
+        if (typeof r?.id !== 'string' || r.id === '') throw new EngramError(ErrorCode.STORE_FAILED, 'a record without an id cannot be stored');
+        return structuredClone(r);
+      });
+      const remove = change.remove ?? [];
+      const packed = change.vectors && checkPacked(change.vectors);
+      const metaChange = Object.entries(change.meta ?? {}).map(([k, v]) => [k, v instanceof Uint8Array ? v.slice() : v] as const);
+
+      const indexedChange = remove.length > 0 || put.some((r) => changesIndexed(records.get(r.id), r));
+      for (const id of remove) {
+        records.delete(id);
+        for (const byEmbedder of vectors.values()) byEmbedder.rows.delete(id);
+      }
+      for (const record of put) records.set(record.id, record);
+      if (packed) {
+        let target = vectors.get(packed.embedderId);
+        if (!target || target.dim !== packed.dim) {
+          target = { dim: packed.dim, rows: new Map() };
+          vectors.set(packed.embedderId, target);
+        }
+        for (const [id, vector] of packed.rows) target.rows.set(id, vector);
+      }
+      if (change.keepOnlyEmbedder !== undefined) {
+        for (const embedderId of [...vectors.keys()]) if (embedderId !== change.keepOnlyEmbedder) vectors.delete(embedderId);
+      }
+      for (const [key, value] of metaChange) {
+        if (value === null) meta.delete(key);
+        else meta.set(key, value);
+      }
+      if (indexedChange) counter++;
+    },
+
+    async readMeta(key) {
+      open();
+      const value = meta.get(key);
+      return value instanceof Uint8Array ? value.slice() : (value ?? null);
+    },
+
+    async changeCounter() {
+      open();
+      return counter;
+    },
+
+    async count() {
+      open();
+      return records.size;
+    },
+
+    async close() {
+      closed = true;
+    },
+  };
+}
+
+/** Checks a packed block (ids × dim floats, finite) and splits it into owned rows. */
+export function checkPacked(vectors: PackedVectors): { embedderId: string; dim: number; rows: [string, Float32Array][] } {
+  const { embedderId, dim, ids, data } = vectors;
+  if (typeof embedderId !== 'string' || embedderId === '' || !Number.isInteger(dim) || dim <= 0) {
+    throw new EngramError(ErrorCode.STORE_FAILED, 'vectors need an embedder id and a positive integer dim');
+  }
+  if (!(data instanceof Float32Array) || data.length !== ids.length * dim) {
+    throw new EngramError(ErrorCode.STORE_FAILED, `vectors: ${ids.length} ids × dim ${dim} needs ${ids.length * dim} floats, got ${data?.length}`);
+  }
+  return { embedderId, dim, rows: ids.map((id, i) => [id, data.slice(i * dim, (i + 1) * dim)]) };
+}

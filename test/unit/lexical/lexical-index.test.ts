@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
+import type { MemoryRecord } from '../../../src/types.js';
+import { hostileQuery } from '../helpers/arbitraries.js';
+
+const rec = (id: string, text: string, tags: string[] = []): MemoryRecord => ({
+  id, text, tags, createdAt: 0, priority: 1, pinned: false, accessCount: 0,
+});
+
+const corpus = [
+  rec('auth', 'Fix the auth middleware bug: tokens expire too early', ['backend']),
+  rec('deploy', 'We deploy the frontend every Friday afternoon'),
+  rec('stop', 'the and of it is was'),
+  rec('tagged', 'Call the plumber', ['house', 'urgent']),
+];
+
+describe('lexical leg (MiniSearch BM25)', () => {
+  const index = new LexicalIndex();
+  index.addAll(corpus);
+
+  it('ranks by BM25 over text and tags', () => {
+    expect(index.search('auth middleware', 10).map((r) => r.id)).toEqual(['auth']);
+    expect(index.search('urgent', 10).map((r) => r.id)).toEqual(['tagged']);
+    expect(index.search('backend tokens', 10)[0]!.id).toBe('auth');
+  });
+
+  it('drops English stop words at index and query time', () => {
+    expect(index.queryTerms('What is the auth bug?')).toEqual(['auth', 'bug']);
+    expect(index.search('the and of it', 10)).toEqual([]);
+  });
+
+  it('sanitises any query: operators, quotes, emoji, control characters never throw', () => {
+    for (const q of ['fix the auth-middleware bug', 'auth AND (bug OR "x") NOT -y*', '🔥🔥 auth 🚀', '\u0000\u0007auth\uD800', '((((', '"', '***', '']) {
+      expect(() => index.search(q, 10)).not.toThrow();
+    }
+    expect(index.search('fix the auth-middleware bug', 10)[0]!.id).toBe('auth');
+    expect(index.search('auth AND (bug OR "x")', 10)[0]!.id).toBe('auth');
+    expect(index.search('\u0000auth\uD800', 10)[0]!.id).toBe('auth');
+    fc.assert(
+      fc.property(hostileQuery, (q) => {
+        const results = index.search(q, 5);
+        expect(results.length).toBeLessThanOrEqual(5);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('bounds the work of a huge query: distinct terms, capped', () => {
+    const terms = index.queryTerms(Array.from({ length: 5000 }, (_, i) => `word${i} auth auth`).join(' '));
+    expect(terms.length).toBe(64);
+    expect(new Set(terms).size).toBe(64);
+    expect(index.queryTerms('x '.repeat(1_000_000) + 'auth')).not.toContain('auth'); // beyond maxQueryChars
+  });
+
+  it('eligibility is applied inside the leg: the limit counts only eligible memories', () => {
+    const many = new LexicalIndex();
+    many.addAll(Array.from({ length: 30 }, (_, i) => rec(`m${i}`, `apple ${'pie '.repeat(i % 5)}`)));
+    const eligible = (id: string) => Number(id.slice(1)) % 3 === 0;
+    const results = many.search('apple', 5, eligible);
+    expect(results).toHaveLength(5);
+    expect(results.every((r) => eligible(r.id))).toBe(true);
+  });
+
+  it('replaces and removes documents', () => {
+    const idx = new LexicalIndex();
+    idx.addAll([rec('a', 'banana bread'), rec('b', 'banana split')]);
+    idx.addAll([rec('a', 'carrot cake')]);
+    expect(idx.search('banana', 10).map((r) => r.id)).toEqual(['b']);
+    expect(idx.search('carrot', 10).map((r) => r.id)).toEqual(['a']);
+    idx.remove('b');
+    idx.remove('missing');
+    expect(idx.search('banana', 10)).toEqual([]);
+    expect(idx.size).toBe(1);
+    expect(idx.has('a')).toBe(true);
+  });
+
+  it('accepts a custom term processor (after lowercasing and stop words) and custom stop words', () => {
+    const stem = (t: string) => t.replace(/(ing|ed|s)$/, '');
+    const idx = new LexicalIndex({ stem: false, processTerm: stem });
+    idx.addAll([rec('a', 'Painted fences'), rec('b', 'the painting')]);
+    expect(idx.search('paints', 10).map((r) => r.id).sort()).toEqual(['a', 'b']);
+    expect(idx.queryTerms('The Fences')).toEqual(['fence']);
+
+    const keepAll = new LexicalIndex({ stopWords: false });
+    keepAll.addAll([rec('a', 'to be or not to be')]);
+    expect(keepAll.search('to be', 10).map((r) => r.id)).toEqual(['a']);
+
+    const custom = new LexicalIndex({ stopWords: ['fences'] });
+    custom.addAll([rec('a', 'painted fences')]);
+    expect(custom.search('fences', 10)).toEqual([]);
+    expect(custom.search('the painted', 10).map((r) => r.id)).toEqual(['a']);
+  });
+
+  it('stems with Porter2 by default, so inflections meet; stem: false indexes words as written', () => {
+    const idx = new LexicalIndex();
+    idx.addAll([rec('a', 'Painted fences'), rec('b', 'the painting'), rec('c', 'adopted a puppy')]);
+    expect(idx.search('paints', 10).map((r) => r.id).sort()).toEqual(['a', 'b']);
+    expect(idx.search('adoption', 10).map((r) => r.id)).toEqual(['c']);
+    expect(idx.queryTerms('The Fences')).toEqual(['fenc']);
+    const exact = new LexicalIndex({ stem: false });
+    exact.addAll([rec('a', 'Painted fences'), rec('b', 'the painting')]);
+    expect(exact.search('paints', 10)).toEqual([]);
+    expect(exact.settingsKey).not.toBe(idx.settingsKey);
+  });
+});

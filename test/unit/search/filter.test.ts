@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { compileEligibility, supersededFactor } from '../../../src/search/filter.js';
+import { isEngramError } from '../../../src/errors.js';
+import type { SearchFilter } from '../../../src/search/options.js';
+import type { MemoryRecord } from '../../../src/types.js';
+
+const now = Date.UTC(2024, 5, 1);
+const rec = (id: string, extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
+  id, text: id, createdAt: Date.UTC(2024, 0, 15), priority: 1, pinned: false, tags: [], accessCount: 0, ...extra,
+});
+const records = [
+  rec('web', { project: 'web', scope: 'team', tags: ['ui', 'bug'], kind: 'fact' }),
+  rec('api', { project: 'api', scope: 'me', tags: ['bug'], kind: 'decision', createdAt: Date.UTC(2024, 2, 1) }),
+  rec('plain'),
+  rec('expired', { validUntil: now - 1 }),
+  rec('valid-now', { validUntil: now }),
+  rec('old', { supersededBy: 'plain' }),
+];
+const pass = (filter: SearchFilter, deepRecall = false) =>
+  records.filter(compileEligibility({ filter, deepRecall, now }) ?? (() => true)).map((r) => r.id);
+
+describe('filter: hard eligibility', () => {
+  it('excludes expired and superseded memories by default', () => {
+    expect(pass({})).toEqual(['web', 'api', 'plain', 'valid-now']);
+    expect(pass({}, true)).toEqual(['web', 'api', 'plain', 'valid-now', 'old']);
+  });
+
+  it('filters by project, scope, tags (all), kinds, since and until', () => {
+    expect(pass({ project: 'web' })).toEqual(['web']);
+    expect(pass({ project: ['web', 'api'] })).toEqual(['web', 'api']);
+    expect(pass({ scope: 'me' })).toEqual(['api']);
+    expect(pass({ tags: ['bug'] })).toEqual(['web', 'api']);
+    expect(pass({ tags: ['bug', 'ui'] })).toEqual(['web']);
+    expect(pass({ kinds: ['decision'] })).toEqual(['api']);
+    expect(pass({ since: '2024-02-01' })).toEqual(['api']);
+    expect(pass({ until: new Date(Date.UTC(2024, 0, 31)) })).toEqual(['web', 'plain', 'valid-now']);
+    expect(pass({ since: Date.UTC(2024, 2, 1), until: Date.UTC(2024, 2, 1) })).toEqual(['api']);
+  });
+
+  it('rejects unparsable dates and malformed lists with INVALID_INPUT', () => {
+    for (const filter of [{ since: 'not a date' }, { until: NaN }, { since: new Date('x') }, { tags: 'bug' }, { kinds: [1] }] as SearchFilter[]) {
+      let thrown: unknown;
+      try {
+        compileEligibility({ filter, deepRecall: false, now });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(isEngramError(thrown, 'INVALID_INPUT'), JSON.stringify(filter)).toBe(true);
+    }
+  });
+
+  it('is null (no per-memory check) only when there is no filter and nothing is expired or superseded', () => {
+    expect(compileEligibility({ filter: {}, deepRecall: false, now, anyRestricted: false })).toBeNull();
+    expect(compileEligibility({ filter: {}, deepRecall: false, now, anyRestricted: true })).not.toBeNull();
+    expect(compileEligibility({ filter: { project: 'web' }, deepRecall: false, now, anyRestricted: false })).not.toBeNull();
+  });
+
+  it('superseded memories take the deepRecall penalty', () => {
+    expect(supersededFactor(rec('x', { supersededBy: 'y' }), 0.5)).toBe(0.5);
+    expect(supersededFactor(rec('x'), 0.5)).toBe(1);
+  });
+});

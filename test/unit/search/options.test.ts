@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { defaultSearchOptions, resolveSearchOptions, validateSearchOptions } from '../../../src/search/options.js';
+
+describe('search options', () => {
+  it('defaults are the documented ones', () => {
+    expect(validateSearchOptions(resolveSearchOptions())).toMatchObject({
+      mode: 'auto', k: 5, candidatePool: 50, fusion: 'convex', rrfK: 60, weights: { lexical: 0.8, vector: 0.2 }, topRankBonus: false,
+      neighbours: { window: 2, weight: 0.5, lenders: 20 },
+      deepRecall: false, deepRecallPenalty: 0.5, minScore: 0, raw: false, decay: { kind: 'hyperbolic', halfLifeDays: 60 },
+      decayFrom: 'created', decayAlpha: 0.1, projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1,
+      diversity: { lambda: 0.78, duplicateThreshold: 0.94 }, tokenBudget: 2000, touch: true,
+    });
+  });
+
+  it('layers merge in order, nested objects one level deep, decay replaced whole', () => {
+    const o = resolveSearchOptions({ k: 3, weights: { lexical: 2 } as never, decay: { kind: 'exponential', tauMs: 5 } }, { weights: { vector: 0.5 } as never, k: undefined });
+    expect(o.k).toBe(3);
+    expect(o.weights).toEqual({ lexical: 2, vector: 0.5 });
+    expect(o.decay).toEqual({ kind: 'exponential', tauMs: 5 });
+  });
+
+  it('a partial object after false merges over the default', () => {
+    const o = resolveSearchOptions({ diversity: false }, { diversity: { lambda: 0.5 } as never });
+    expect(o.diversity).toEqual({ lambda: 0.5, duplicateThreshold: 0.94 });
+    expect(resolveSearchOptions({ diversity: false }).diversity).toBe(false);
+  });
+
+  it('rejects a bad fusion method or neighbour setting', () => {
+    expect(() => validateSearchOptions(resolveSearchOptions({ fusion: 'sum' as never }))).toThrow(/fusion/);
+    expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 1.5, weight: 0.5, lenders: 20 } }))).toThrow(/neighbours.window/);
+    expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 2, weight: -1, lenders: 20 } }))).toThrow(/neighbours.weight/);
+    expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 2, weight: 0.5, lenders: -3 } }))).toThrow(/neighbours.lenders/);
+    expect(validateSearchOptions(resolveSearchOptions({ neighbours: false })).neighbours).toBe(false);
+    expect(resolveSearchOptions({ neighbours: { weight: 0.2 } as never }).neighbours).toEqual({ window: 2, weight: 0.2, lenders: 20 });
+  });
+
+  it('never mutates the frozen defaults', () => {
+    resolveSearchOptions({ weights: { lexical: 9, vector: 9 } });
+    expect(defaultSearchOptions.weights).toEqual({ lexical: 0.8, vector: 0.2 });
+    expect(Object.isFrozen(defaultSearchOptions)).toBe(true);
+  });
+});

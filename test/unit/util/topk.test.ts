@@ -1,0 +1,51 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { TopK, topK } from '../../../src/util/topk.js';
+
+/** Naive reference: sort everything (score desc, index asc), take k. */
+function naiveTopK(scores: number[], k: number) {
+  return scores
+    .map((score, index) => ({ index, score }))
+    .filter((s) => !Number.isNaN(s.score))
+    .sort((a, b) => b.score - a.score || a.index - b.index)
+    .slice(0, Math.max(0, k));
+}
+
+describe('topK', () => {
+  it('matches a full sort for any scores and k (ties broken by lower index)', () => {
+    fc.assert(
+      fc.property(
+        // few distinct values so ties are common
+        fc.array(fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ noNaN: true, min: -1, max: 1 })), { maxLength: 300 }),
+        fc.integer({ min: 0, max: 320 }),
+        (scores, k) => {
+          expect(topK(scores, k)).toEqual(naiveTopK(scores, k));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never selects NaN and handles k = 0, k > n and ±Infinity', () => {
+    expect(topK([NaN, 1, NaN, 2], 3)).toEqual([{ index: 3, score: 2 }, { index: 1, score: 1 }]);
+    expect(topK([1, 2, 3], 0)).toEqual([]);
+    expect(topK([-Infinity, Infinity, 0], 5)).toEqual([
+      { index: 1, score: Infinity },
+      { index: 2, score: 0 },
+      { index: 0, score: -Infinity },
+    ]);
+  });
+
+  it('exposes the admission threshold once full', () => {
+    const heap = new TopK(2);
+    expect(heap.threshold).toBe(-Infinity);
+    heap.push(0, 5);
+    heap.push(1, 3);
+    expect(heap.threshold).toBe(3);
+    heap.push(2, 4);
+    expect(heap.threshold).toBe(4);
+    expect(heap.size).toBe(2);
+    expect(heap.drain()).toEqual([{ index: 0, score: 5 }, { index: 2, score: 4 }]);
+    expect(heap.size).toBe(0);
+  });
+});
