@@ -48,11 +48,11 @@ interface FusedParts {
   neighbour: number;
 }
 
-/** How the fused score (`explain.rrf`) is made, from the parts a hit's explain allows to recover. */
+/** How the fused score (`explain.fused`) is made, from the parts a hit's explain allows to recover. */
 function fusedParts(hit: Hit, o: RenderContext['options']): FusedParts {
   const e = hit.explain;
   const neighbour = e.neighbour?.bonus ?? 0;
-  const base = Math.max(0, e.rrf - neighbour);
+  const base = Math.max(0, e.fused - neighbour);
   if (o.fusion === 'rrf') {
     const part = (rank: number | null, weight: number) =>
       rank === null ? 0 : weight / (o.rrfK + rank) + (o.topRankBonus && weight > 0 ? topRankBonus(rank) : 0);
@@ -68,7 +68,7 @@ function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLEle
   const total = parts.lexical + parts.vector + parts.both + parts.neighbour || 1;
   const pct = (x: number) => `${Math.max(0, Math.min(100, (x / scale) * 100)).toFixed(2)}%`;
   const share = (x: number) => `${Math.round((x / total) * 100)}%`;
-  const { rrf, recency, boost } = hit.explain;
+  const { fused, recency, boost } = hit.explain;
   const made = [
     parts.lexical && `lexical ${share(parts.lexical)}`,
     parts.vector && `vector ${share(parts.vector)}`,
@@ -76,13 +76,13 @@ function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLEle
     parts.neighbour && `neighbour ${share(parts.neighbour)}`,
   ].filter(Boolean);
   const label =
-    `score ${fixed(hit.score, 4)} = fused ${fixed(rrf, 4)} (${made.join(', ')}) × recency ${fixed(recency, 3)} × boost ${fixed(boost, 3)}` +
+    `score ${fixed(hit.score, 4)} = fused ${fixed(fused, 4)} (${made.join(', ')}) × recency ${fixed(recency, 3)} × boost ${fixed(boost, 3)}` +
     (hit.explain.superseded ? ' × superseded penalty' : '');
   const segment = (cls: string, x: number) => x > 0 && h('span', { class: cls, style: `flex-grow:${x / total}` });
   return h(
     'div',
     { class: 'scorebar', role: 'img', 'aria-label': label, title: label },
-    h('div', { class: 'bar-rrf', style: `width:${pct(rrf)}` }),
+    h('div', { class: 'bar-fused', style: `width:${pct(fused)}` }),
     h(
       'div',
       { class: 'bar-score', style: `width:${pct(hit.score)}` },
@@ -124,9 +124,12 @@ function explainList(hit: Hit, fusion: SearchOptions['fusion']): HTMLElement {
     figure('bm25', rankText(e.bm25Rank, e.bm25, 2), 'rank (and BM25 score) in the lexical leg; — when that leg did not return it'),
     figure('vec', rankText(e.vecRank, null, 0), 'rank in the vector leg; — when that leg did not return it'),
     figure('cos', e.cosine === null ? '—' : fixed(e.cosine, 3), 'cosine similarity to the query'),
-    fusion === 'rrf'
-      ? figure('rrf', fixed(e.rrf, 4), 'Σ w / (rrfK + rank) over the legs')
-      : figure('fused', fixed(e.rrf, 4), 'Σ w/Σw · min-max normalised leg score (explain.rrf)'),
+    figure(
+      'fused',
+      fixed(e.fused, 4),
+      fusion === 'rrf' ? 'RRF over the legs, plus any neighbour support (explain.fused)' : 'Σ w/Σw · min-max normalised leg score, plus any neighbour support (explain.fused)',
+    ),
+    e.rrf !== undefined && figure('rrf', fixed(e.rrf, 4), 'Σ w / (rrfK + rank) over the legs (explain.rrf)'),
     figure('recency', `×${fixed(e.recency, 3)}`, 'time decay factor, recency^α'),
     figure('boost', `×${fixed(e.boost, 3)}`, 'priority × pinned × project'),
     e.mmr !== undefined && figure('mmr', fixed(e.mmr, 4), 'MMR value when picked: λ·score − (1−λ)·max cosine to hits picked before'),
@@ -186,7 +189,7 @@ export interface Changes {
 export function renderHits(list: HTMLElement, droppedList: HTMLElement, result: SearchResult, ctx: RenderContext): Changes {
   const comparable = ctx.previous && ctx.previous.query === ctx.query ? ctx.previous : null;
   const previous = comparable ? new Map(comparable.hits.map((hit, i) => [hit.id, i + 1])) : null;
-  const scale = Math.max(1e-12, ...result.hits.map((hit) => Math.max(hit.score, hit.explain.rrf)));
+  const scale = Math.max(1e-12, ...result.hits.map((hit) => Math.max(hit.score, hit.explain.fused)));
   list.replaceChildren(...result.hits.map((hit, i) => hitCard(hit, i + 1, scale, ctx, previous)));
   const current = new Set(result.hits.map((hit) => hit.id));
   const dropped = comparable ? comparable.hits.filter((hit) => !current.has(hit.id)) : [];

@@ -68,12 +68,14 @@ export interface Hit {
     bm25: number | null;
     cosine: number | null;
     /** The fused score (convex combination or RRF, per `fusion`), including any neighbour support. */
-    rrf: number;
+    fused: number;
+    /** With `fusion: 'rrf'`, for a memory a leg returned: the legs' reciprocal-rank sum, before neighbour support. */
+    rrf?: number;
     recency: number;
     boost: number;
     superseded?: boolean;
     mmr?: number;
-    /** Thread-neighbour support included in `rrf`: the hit it came from and the bonus (stage `neighbours`). */
+    /** Thread-neighbour support included in `fused`: the hit it came from and the bonus (stage `neighbours`). */
     neighbour?: { from: string; bonus: number };
   };
 }

@@ -232,13 +232,13 @@ export class SqliteStore implements Store {
     });
   }
 
-  loadVectors(embedderId: string, dim: number): Promise<PackedVectors> {
+  loadVectors(vectorSpace: string, dim: number): Promise<PackedVectors> {
     return this.serial('load vectors', async () => {
       const ids: string[] = [];
       const chunks: Uint8Array[] = [];
       for (let after = 0; ; ) {
         let rows = 0;
-        await this.db.each(LOAD_VECTORS, [embedderId, dim, after, dim * 4], (row) => {
+        await this.db.each(LOAD_VECTORS, [vectorSpace, dim, after, dim * 4], (row) => {
           rows = row.number(0);
           if (rows === 0) return;
           after = row.number(1);
@@ -254,7 +254,7 @@ export class SqliteStore implements Store {
         bytes.set(chunk, offset);
         offset += chunk.byteLength;
       }
-      return { embedderId, dim, ids, data };
+      return { vectorSpace, dim, ids, data };
     });
   }
 
@@ -276,8 +276,8 @@ export class SqliteStore implements Store {
           await this.db.run(UPSERT_RECORDS, [records]);
         }
         if (vectors) await this.db.run(UPSERT_VECTORS, vectors);
-        if (change.keepOnlyEmbedder !== undefined) {
-          await this.db.run('DELETE FROM vectors WHERE embedder_id <> ?1', [change.keepOnlyEmbedder]);
+        if (change.keepOnlyVectorSpace !== undefined) {
+          await this.db.run('DELETE FROM vectors WHERE embedder_id <> ?1', [change.keepOnlyVectorSpace]);
         }
         for (const [key, value] of meta) {
           if (value === null) await this.db.run('DELETE FROM meta WHERE key = ?1', [key]);
@@ -413,10 +413,10 @@ function setOptionalFields(record: MemoryRecord, row: OptionalRow): void {
 }
 
 function encodeVectors(vectors: PackedVectors): [string, string, number, Uint8Array, number] {
-  const { ids, dim, data, embedderId } = vectors;
+  const { ids, dim, data, vectorSpace } = vectors;
   if (data.length !== ids.length * dim) {
     throw new EngramError(ErrorCode.DIMENSION_MISMATCH, `vectors: ${ids.length} ids × ${dim} dims needs ${ids.length * dim} floats, got ${data.length}`);
   }
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  return [JSON.stringify(ids), embedderId, dim, bytes, dim * 4];
+  return [JSON.stringify(ids), vectorSpace, dim, bytes, dim * 4];
 }

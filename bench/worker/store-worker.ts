@@ -69,7 +69,7 @@ async function openTarget(backend: Backend, name: string): Promise<Target> {
   }
   const store = await openSqliteStore({ name, backend });
   return {
-    write: (records, data) => store.write({ put: records, vectors: { embedderId: 'bench', dim: DIM, ids: records.map((r) => r.id), data } }),
+    write: (records, data) => store.write({ put: records, vectors: { vectorSpace: 'bench', dim: DIM, ids: records.map((r) => r.id), data } }),
     close: () => store.close(),
     async loadAll() {
       const [records, vecs] = [await store.loadRecords(), await store.loadVectors('bench', DIM)];
@@ -124,7 +124,7 @@ const api = {
         return r;
       });
       const t = performance.now();
-      await store.write({ put: records, vectors: { embedderId: 'bench', dim: DIM, ids: records.map((r) => r.id), data: vectors(from, batch) } });
+      await store.write({ put: records, vectors: { vectorSpace: 'bench', dim: DIM, ids: records.map((r) => r.id), data: vectors(from, batch) } });
       ms.push(performance.now() - t);
     }
     const { bytes } = await store.sizeOnDisk();
@@ -156,7 +156,7 @@ const api = {
       t = performance.now();
       await store.write({
         put: slice.map((text, j) => record(s + j, text, createdAt[s + j] ?? 0)),
-        vectors: { embedderId: embedder.vectorSpace ?? embedder.id, dim: embedder.dim, ids: slice.map((_, j) => `m${s + j}`), data },
+        vectors: { vectorSpace: embedder.vectorSpace ?? embedder.id, dim: embedder.dim, ids: slice.map((_, j) => `m${s + j}`), data },
       });
       writeMs += performance.now() - t;
     }

@@ -470,7 +470,7 @@ class EngramEngine implements Engine {
     if (!vectors || !embedder) return undefined;
     const data = new Float32Array(batch.length * embedder.dim);
     vectors.forEach((v, i) => data.set(v, i * embedder.dim));
-    return { embedderId: vectorSpaceOf(embedder), dim: embedder.dim, ids: batch.map((r) => r.id), data };
+    return { vectorSpace: vectorSpaceOf(embedder), dim: embedder.dim, ids: batch.map((r) => r.id), data };
   }
 
   /**
@@ -622,7 +622,7 @@ class EngramEngine implements Engine {
     this.progress = null;
     // Vectors are complete for this embedder: other embedders' vectors are dead weight now (best effort).
     await this.exclusive(async () => {
-      if (current()) await this.store.write({ keepOnlyEmbedder: vectorSpaceOf(embedder) });
+      if (current()) await this.store.write({ keepOnlyVectorSpace: vectorSpaceOf(embedder) });
     }).catch((error) => this.reportBackground(toEngramError(error, ErrorCode.STORE_FAILED, 'could not drop old vectors')));
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Fusion of the legs' candidate lists into one score per memory (`FusedCandidate.rrf`, whichever the method).
+ * Fusion of the legs' candidate lists into one score per memory (`FusedCandidate.fused`, whichever the method).
  *
  * - `'convex'` (default): a convex combination of min-max normalised leg scores,
  *     fused(d) = Σ_l ŵ_l · (s_l(d) − min_l) / (max_l − min_l),  ŵ_l = w_l / Σ w,
@@ -22,10 +22,13 @@ export interface LegResult {
 
 export interface FusedCandidate {
   id: string;
-  rrf: number;
+  /** The fused score, whichever the method; the `neighbours` stage adds its support to it. */
+  fused: number;
+  /** With RRF only: the reciprocal-rank sum the legs gave (neighbour support not included). */
+  rrf?: number;
   rank: Record<LegName, number | null>;
   legScore: Record<LegName, number | null>;
-  /** Support lent by a thread neighbour (the `neighbours` stage), already included in `rrf`. */
+  /** Support lent by a thread neighbour (the `neighbours` stage), already included in `fused`. */
   neighbour?: { from: string; bonus: number };
 }
 
@@ -47,7 +50,9 @@ export function topRankBonus(rank: number): number {
 
 /** RRF. Fused candidates, best first; ties keep first-appearance order (legs in the order given). */
 export function fuseRrf(legs: readonly LegResult[], options: FuseOptions): FusedCandidate[] {
-  return accumulate(legs, options.topRankBonus, ({ weight }) => (_score, rank) => weight / (options.rrfK + rank));
+  const fused = accumulate(legs, options.topRankBonus, ({ weight }) => (_score, rank) => weight / (options.rrfK + rank));
+  for (const candidate of fused) candidate.rrf = candidate.fused;
+  return fused;
 }
 
 /** Convex combination of min-max normalised leg scores (see the top of this file). Same ordering rules. */
@@ -81,16 +86,16 @@ function accumulate(
       const rank = position + 1;
       let candidate = byId.get(id);
       if (!candidate) {
-        candidate = { id, rrf: 0, rank: { lexical: null, vector: null }, legScore: { lexical: null, vector: null } };
+        candidate = { id, fused: 0, rank: { lexical: null, vector: null }, legScore: { lexical: null, vector: null } };
         byId.set(id, candidate);
       }
       if (candidate.rank[leg] !== null) return; // a leg lists each id once; ignore repeats
       candidate.rank[leg] = rank;
       candidate.legScore[leg] = score;
-      candidate.rrf += contributionOf(score, rank);
-      if (bonus && weight > 0) candidate.rrf += topRankBonus(rank);
+      candidate.fused += contributionOf(score, rank);
+      if (bonus && weight > 0) candidate.fused += topRankBonus(rank);
     });
   }
   // Array.prototype.sort is stable, so equal scores keep insertion (first-appearance) order.
-  return [...byId.values()].sort((a, b) => b.rrf - a.rrf);
+  return [...byId.values()].sort((a, b) => b.fused - a.fused);
 }

@@ -155,17 +155,16 @@ export function neighbourBonuses(
  * new candidate carrying only its bonus; the filter stage after this one still applies to it.
  */
 export function supportNeighbours(fused: readonly FusedCandidate[], threads: ThreadIndex, options: NeighbourOptions): FusedCandidate[] {
-  const lent = neighbourBonuses(fused.map((c) => ({ id: c.id, score: c.rrf })), threads, options);
+  const lent = neighbourBonuses(fused.map((c) => ({ id: c.id, score: c.fused })), threads, options);
   if (lent.size === 0) return fused.slice();
   const out = fused.map((candidate) => {
     const support = lent.get(candidate.id);
     if (!support) return candidate;
     lent.delete(candidate.id);
-    const { id, rrf, rank, legScore } = candidate;
-    return { id, rrf: rrf + support.bonus, rank, legScore, neighbour: { from: support.from, bonus: support.bonus } };
+    return { ...candidate, fused: candidate.fused + support.bonus, neighbour: { from: support.from, bonus: support.bonus } };
   });
   for (const [id, support] of lent) {
-    out.push({ id, rrf: support.bonus, rank: { lexical: null, vector: null }, legScore: { lexical: null, vector: null }, neighbour: { from: support.from, bonus: support.bonus } });
+    out.push({ id, fused: support.bonus, rank: { lexical: null, vector: null }, legScore: { lexical: null, vector: null }, neighbour: { from: support.from, bonus: support.bonus } });
   }
-  return out.sort((a, b) => b.rrf - a.rrf);
+  return out.sort((a, b) => b.fused - a.fused);
 }

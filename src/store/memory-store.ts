@@ -33,13 +33,13 @@ export function memoryStore(): Store {
       return [...records.values()].map((r) => structuredClone(r));
     },
 
-    async loadVectors(embedderId, dim) {
+    async loadVectors(vectorSpace, dim) {
       open();
-      const stored = vectors.get(embedderId);
+      const stored = vectors.get(vectorSpace);
       const ids = stored && stored.dim === dim ? [...stored.rows.keys()] : [];
       const data = new Float32Array(ids.length * dim);
       ids.forEach((id, i) => data.set(stored?.rows.get(id) as Float32Array, i * dim));
-      return { embedderId, dim, ids, data };
+      return { vectorSpace, dim, ids, data };
     },
 
     async write(change: StoreWrite) {
@@ -60,15 +60,15 @@ export function memoryStore(): Store {
       }
       for (const record of put) records.set(record.id, record);
       if (packed) {
-        let target = vectors.get(packed.embedderId);
+        let target = vectors.get(packed.vectorSpace);
         if (!target || target.dim !== packed.dim) {
           target = { dim: packed.dim, rows: new Map() };
-          vectors.set(packed.embedderId, target);
+          vectors.set(packed.vectorSpace, target);
         }
         for (const [id, vector] of packed.rows) target.rows.set(id, vector);
       }
-      if (change.keepOnlyEmbedder !== undefined) {
-        for (const embedderId of [...vectors.keys()]) if (embedderId !== change.keepOnlyEmbedder) vectors.delete(embedderId);
+      if (change.keepOnlyVectorSpace !== undefined) {
+        for (const vectorSpace of [...vectors.keys()]) if (vectorSpace !== change.keepOnlyVectorSpace) vectors.delete(vectorSpace);
       }
       for (const [key, value] of metaChange) {
         if (value === null) meta.delete(key);
@@ -100,13 +100,13 @@ export function memoryStore(): Store {
 }
 
 /** Checks a packed block (ids × dim floats, finite) and splits it into owned rows. */
-export function checkPacked(vectors: PackedVectors): { embedderId: string; dim: number; rows: [string, Float32Array][] } {
-  const { embedderId, dim, ids, data } = vectors;
-  if (typeof embedderId !== 'string' || embedderId === '' || !Number.isInteger(dim) || dim <= 0) {
-    throw new EngramError(ErrorCode.STORE_FAILED, 'vectors need an embedder id and a positive integer dim');
+export function checkPacked(vectors: PackedVectors): { vectorSpace: string; dim: number; rows: [string, Float32Array][] } {
+  const { vectorSpace, dim, ids, data } = vectors;
+  if (typeof vectorSpace !== 'string' || vectorSpace === '' || !Number.isInteger(dim) || dim <= 0) {
+    throw new EngramError(ErrorCode.STORE_FAILED, 'vectors need a vector space and a positive integer dim');
   }
   if (!(data instanceof Float32Array) || data.length !== ids.length * dim) {
     throw new EngramError(ErrorCode.STORE_FAILED, `vectors: ${ids.length} ids × dim ${dim} needs ${ids.length * dim} floats, got ${data?.length}`);
   }
-  return { embedderId, dim, rows: ids.map((id, i) => [id, data.slice(i * dim, (i + 1) * dim)]) };
+  return { vectorSpace, dim, rows: ids.map((id, i) => [id, data.slice(i * dim, (i + 1) * dim)]) };
 }

@@ -1,8 +1,9 @@
 import type { MemoryRecord } from '../types.js';
 
-/** Vectors of one embedder, packed row-major for fast bulk loading. */
+/** Vectors of one vector space, packed row-major for fast bulk loading. */
 export interface PackedVectors {
-  embedderId: string;
+  /** The embedder's `vectorSpace` (its `id` when it has none): embedders that share it make interchangeable vectors. */
+  vectorSpace: string;
   dim: number;
   ids: string[];
   /** ids.length × dim floats, L2-normalised. */
@@ -15,10 +16,10 @@ export interface StoreWrite {
   put?: MemoryRecord[];
   /** Delete records by id; their vectors go with them. */
   remove?: string[];
-  /** Upsert vectors for one embedder. */
+  /** Upsert vectors of one vector space. */
   vectors?: PackedVectors;
-  /** Delete the vectors of every other embedder (after a model change, once re-embedding is complete). */
-  keepOnlyEmbedder?: string;
+  /** Delete the vectors of every other vector space (after a model change, once re-embedding is complete). */
+  keepOnlyVectorSpace?: string;
   /** Small key/value metadata (snapshots, counters). `null` deletes the key. */
   meta?: Record<string, string | Uint8Array | null>;
 }
@@ -32,8 +33,8 @@ export interface Store {
   /** True when data survives a reload (OPFS/IDB), false for the in-memory store. */
   readonly persistent: boolean;
   loadRecords(): Promise<MemoryRecord[]>;
-  /** Vectors stored for this embedder id and dimension; vectors of other embedders are ignored. */
-  loadVectors(embedderId: string, dim: number): Promise<PackedVectors>;
+  /** Vectors stored for this vector space and dimension; vectors of other spaces are ignored. */
+  loadVectors(vectorSpace: string, dim: number): Promise<PackedVectors>;
   write(change: StoreWrite): Promise<void>;
   readMeta(key: string): Promise<string | Uint8Array | null>;
   /**

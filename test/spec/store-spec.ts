@@ -69,10 +69,10 @@ function unit(dim: number, seed: number): Float32Array {
   return v.map((x) => x / Math.sqrt(norm));
 }
 
-function packed(embedderId: string, dim: number, ids: string[], seedBase = 0): PackedVectors {
+function packed(vectorSpace: string, dim: number, ids: string[], seedBase = 0): PackedVectors {
   const data = new Float32Array(ids.length * dim);
   ids.forEach((_, i) => data.set(unit(dim, seedBase + i), i * dim));
-  return { embedderId, dim, ids, data };
+  return { vectorSpace, dim, ids, data };
 }
 
 function byId(records: MemoryRecord[]): MemoryRecord[] {
@@ -105,7 +105,7 @@ export const storeSpec: StoreSpecCase[] = [
         assertEqual(await store.loadRecords(), [], 'loadRecords');
         assertEqual(await store.count(), 0, 'count');
         const v = await store.loadVectors('e', 4);
-        assertEqual([v.embedderId, v.dim, v.ids, v.data.length], ['e', 4, [], 0], 'loadVectors');
+        assertEqual([v.vectorSpace, v.dim, v.ids, v.data.length], ['e', 4, [], 0], 'loadVectors');
         assertEqual(await store.readMeta('missing'), null, 'readMeta of a missing key');
         assert(typeof store.persistent === 'boolean', 'persistent is a boolean');
       }),
@@ -201,7 +201,7 @@ export const storeSpec: StoreSpecCase[] = [
         await store.write({ put: [record('a'), record('b')], vectors: packed('e1', 3, ['a', 'b'], 10) });
         await store.write({ vectors: packed('e2', 5, ['a'], 20) });
         const e1 = await store.loadVectors('e1', 3);
-        assertEqual([e1.embedderId, e1.dim, e1.data.length], ['e1', 3, 6], 'e1 shape');
+        assertEqual([e1.vectorSpace, e1.dim, e1.data.length], ['e1', 3, 6], 'e1 shape');
         assertEqual(vectorMap(e1), vectorMap(packed('e1', 3, ['a', 'b'], 10)), 'e1 values');
         assertEqual(vectorMap(await store.loadVectors('e2', 5)), vectorMap(packed('e2', 5, ['a'], 20)), 'e2 values');
         assertEqual((await store.loadVectors('e1', 4)).ids, [], 'another dim of the same id is not returned');
@@ -211,11 +211,11 @@ export const storeSpec: StoreSpecCase[] = [
       }),
   },
   {
-    name: 'keepOnlyEmbedder drops the vectors of every other embedder',
+    name: 'keepOnlyVectorSpace drops the vectors of every other vector space',
     run: (open) =>
       withStore(open, async (store) => {
         await store.write({ put: [record('a')], vectors: packed('old', 3, ['a']) });
-        await store.write({ vectors: packed('new', 3, ['a']), keepOnlyEmbedder: 'new' });
+        await store.write({ vectors: packed('new', 3, ['a']), keepOnlyVectorSpace: 'new' });
         assertEqual((await store.loadVectors('old', 3)).ids, [], 'old vectors dropped');
         assertEqual((await store.loadVectors('new', 3)).ids, ['a'], 'new vectors kept');
         assertEqual(await store.count(), 1, 'records untouched');
@@ -238,7 +238,7 @@ export const storeSpec: StoreSpecCase[] = [
       withStore(open, async (store) => {
         await store.write({ put: [record('keep')], vectors: packed('e', 3, ['keep']), meta: { k: 'before' } });
         const counter = await store.changeCounter();
-        const bad: PackedVectors = { embedderId: 'e', dim: 3, ids: ['x', 'y'], data: new Float32Array(4) };
+        const bad: PackedVectors = { vectorSpace: 'e', dim: 3, ids: ['x', 'y'], data: new Float32Array(4) };
         await assertRejects(
           store.write({ put: [record('x'), record('y')], remove: ['keep'], vectors: bad, meta: { k: 'after' } }),
           'write with a malformed vectors block',

@@ -57,7 +57,7 @@ const lab = {
     for (let start = 0; start < n; start += 5000) {
       const put = Array.from({ length: Math.min(5000, n - start) }, (_, j) => memory(start + j));
       const data = new Float32Array(put.length * dim).map((_, k) => start * dim + k + 0.5);
-      await store.write({ put, vectors: { embedderId: 'e', dim, ids: put.map((r) => r.id), data } });
+      await store.write({ put, vectors: { vectorSpace: 'e', dim, ids: put.map((r) => r.id), data } });
     }
     await store.close();
     const reopened = await openSqliteStore({ name, backend });
@@ -103,7 +103,7 @@ const lab = {
     // Replace one migrated vector, add a memory with a vector.
     await store.write({
       put: [memory(3)],
-      vectors: { embedderId: 'e', dim: 2, ids: ['b', 'm3'], data: new Float32Array([5, 6, 7, 8]) },
+      vectors: { vectorSpace: 'e', dim: 2, ids: ['b', 'm3'], data: new Float32Array([5, 6, 7, 8]) },
     });
     const after = await store.loadVectors('e', 2);
     const other = await store.loadVectors('other', 1);

@@ -87,8 +87,9 @@ describe('search through createEngine', () => {
     expect(result.hits[0]!.id).toBe('bug');
     for (const hit of result.hits) {
       const e = hit.explain;
-      expect(hit.score).toBeCloseTo(e.rrf * e.recency * e.boost, 12);
+      expect(hit.score).toBeCloseTo(e.fused * e.recency * e.boost, 12);
       const expectedRrf = (e.bm25Rank ? 1 / (60 + e.bm25Rank) : 0) + (e.vecRank ? 1 / (60 + e.vecRank) : 0);
+      expect(e.fused).toBeCloseTo(expectedRrf, 12);
       expect(e.rrf).toBeCloseTo(expectedRrf, 12);
       expect(e.bm25 === null).toBe(e.bm25Rank === null);
       expect(e.cosine === null).toBe(e.vecRank === null);
@@ -107,7 +108,14 @@ describe('search through createEngine', () => {
     expect(diversify!.in).toBe(adjust!.out);
     expect(diversify!.out).toBe(result.hits.length);
     expect(assemble!.out).toBe(result.context.ids.length);
-    expect(result.trace.totalMs).toBeGreaterThanOrEqual(0);
+    // the stages run one after another inside the total
+    const stageMs = result.trace.stages.map((s) => s.ms);
+    expect(stageMs.every((ms) => Number.isFinite(ms) && ms >= 0)).toBe(true);
+    expect(result.trace.totalMs).toBeGreaterThanOrEqual(stageMs.reduce((a, b) => a + b, 0) - 1e-9);
+    // RRF's own sum is reported only when RRF fused the lists
+    const convex = await engine.search('fix the auth-middleware bug', { fusion: 'convex' });
+    expect(convex.hits.length).toBeGreaterThan(0);
+    for (const hit of convex.hits) expect(hit.explain).not.toHaveProperty('rrf');
   });
 
   it('returns k hits and a context within the budget, counted by the embedder tokenizer when it has one', async () => {
@@ -255,7 +263,7 @@ describe('supersede, touch, update, remove, pin', () => {
     const deep = await engine.search('staging server', { deepRecall: true, diversity: false });
     const old = deep.hits.find((h) => h.id === 'v1')!;
     expect(old.explain.superseded).toBe(true);
-    expect(old.score).toBeCloseTo(old.explain.rrf * 0.5 * old.explain.recency * old.explain.boost, 12);
+    expect(old.score).toBeCloseTo(old.explain.fused * 0.5 * old.explain.recency * old.explain.boost, 12);
   });
 
   it('a chain of updates to one fact leaves exactly one live version, even when superseded copies outnumber the probe', async () => {

@@ -17,7 +17,7 @@ describe('fuse: convex combination of normalised scores', () => {
       ],
       { topRankBonus: false },
     );
-    const by = Object.fromEntries(fused.map((c) => [c.id, c.rrf]));
+    const by = Object.fromEntries(fused.map((c) => [c.id, c.fused]));
     expect(by.a).toBeCloseTo(0.8 * 1 + 0.2 * 0, 12);
     expect(by.b).toBeCloseTo(0.8 * 0.5 + 0.2 * 1, 12);
     expect(by.c).toBeCloseTo(0, 12);
@@ -28,13 +28,13 @@ describe('fuse: convex combination of normalised scores', () => {
 
   it('keeps the weight of a leg that returned nothing out of the shares, and a one-item leg scores 1', () => {
     const fused = fuseConvex([scored('lexical', [], 0.8), scored('vector', [['v', 0.3]], 0.2)], { topRankBonus: false });
-    expect(fused).toEqual([{ id: 'v', rrf: 1, rank: { lexical: null, vector: 1 }, legScore: { lexical: null, vector: 0.3 } }]);
+    expect(fused).toEqual([{ id: 'v', fused: 1, rank: { lexical: null, vector: 1 }, legScore: { lexical: null, vector: 0.3 } }]);
     expect(fuseConvex([], { topRankBonus: false })).toEqual([]);
   });
 
   it('adds the CEMS top-rank bonus per leg when asked', () => {
     const fused = fuseConvex([scored('lexical', [['a', 3], ['b', 2], ['c', 1]])], { topRankBonus: true });
-    expect(fused.map((c) => c.rrf)).toEqual([1 + 0.05, 0.5 + 0.02, 0 + 0.02]);
+    expect(fused.map((c) => c.fused)).toEqual([1 + 0.05, 0.5 + 0.02, 0 + 0.02]);
   });
 
   it('dispatches on the method', () => {
@@ -66,10 +66,10 @@ describe('fuse: convex combination of normalised scores', () => {
             const [min, max] = [Math.min(...scores), Math.max(...scores)];
             expected += (total > 0 ? weight / total : 0) * (max > min ? (hit.score - min) / (max - min) : 1);
           }
-          expect(candidate.rrf).toBeCloseTo(expected, 9);
+          expect(candidate.fused).toBeCloseTo(expected, 9);
         }
         expect(new Set(fused.map((c) => c.id))).toEqual(new Set([...lex, ...vec].map((item) => item.id)));
-        for (let i = 1; i < fused.length; i++) expect(fused[i - 1]!.rrf).toBeGreaterThanOrEqual(fused[i]!.rrf);
+        for (let i = 1; i < fused.length; i++) expect(fused[i - 1]!.fused).toBeGreaterThanOrEqual(fused[i]!.fused);
       }),
     );
   });

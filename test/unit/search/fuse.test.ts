@@ -19,8 +19,8 @@ describe('fuse: Reciprocal Rank Fusion', () => {
   it("reproduces the seeds' worked numbers (k = 60, weights 1/1)", () => {
     const a = fuseRrf([leg('lexical', placed('A', 1, 20)), leg('vector', placed('A', 4, 20))], { rrfK: 60, topRankBonus: false });
     const b = fuseRrf([leg('lexical', placed('B', 12, 20)), leg('vector', placed('B', 1, 20))], { rrfK: 60, topRankBonus: false });
-    const rrfA = a.find((c) => c.id === 'A')!.rrf;
-    const rrfB = b.find((c) => c.id === 'B')!.rrf;
+    const rrfA = a.find((c) => c.id === 'A')!.fused;
+    const rrfB = b.find((c) => c.id === 'B')!.fused;
     expect(rrfA).toBeCloseTo(1 / 61 + 1 / 64, 12);
     expect(rrfA.toFixed(4)).toBe('0.0320');
     expect(rrfB.toFixed(4)).toBe('0.0303');
@@ -37,20 +37,20 @@ describe('fuse: Reciprocal Rank Fusion', () => {
 
   it('keeps ranks and leg scores, null for a leg that did not return the memory', () => {
     const [only] = fuseRrf([leg('lexical', []), leg('vector', ['v'])], { rrfK: 60, topRankBonus: false });
-    expect(only).toEqual({ id: 'v', rrf: 1 / 61, rank: { lexical: null, vector: 1 }, legScore: { lexical: null, vector: 100 } });
+    expect(only).toEqual({ id: 'v', fused: 1 / 61, rrf: 1 / 61, rank: { lexical: null, vector: 1 }, legScore: { lexical: null, vector: 100 } });
   });
 
   it('applies weights and the CEMS top-rank bonus (+0.05 rank 1, +0.02 ranks 2–3, per leg)', () => {
     expect([1, 2, 3, 4].map(topRankBonus)).toEqual([0.05, 0.02, 0.02, 0]);
     const fused = fuseRrf([leg('lexical', ['a', 'b', 'c', 'd'], 2), leg('vector', ['b', 'a'], 0.5)], { rrfK: 10, topRankBonus: true });
-    const byId = Object.fromEntries(fused.map((c) => [c.id, c.rrf]));
+    const byId = Object.fromEntries(fused.map((c) => [c.id, c.fused]));
     expect(byId.a).toBeCloseTo(2 / 11 + 0.05 + 0.5 / 12 + 0.02, 12);
     expect(byId.b).toBeCloseTo(2 / 12 + 0.02 + 0.5 / 11 + 0.05, 12);
     expect(byId.c).toBeCloseTo(2 / 13 + 0.02, 12);
     expect(byId.d).toBeCloseTo(2 / 14, 12);
     // a leg with weight 0 contributes nothing, bonus included
     const muted = fuseRrf([leg('lexical', ['a'], 0)], { rrfK: 60, topRankBonus: true });
-    expect(muted[0]!.rrf).toBe(0);
+    expect(muted[0]!.fused).toBe(0);
   });
 
   it('equals the naive formula for any pair of rank lists, sorted best first', () => {
@@ -69,11 +69,11 @@ describe('fuse: Reciprocal Rank Fusion', () => {
           };
           expect(new Set(fused.map((c) => c.id))).toEqual(new Set([...lex, ...vec]));
           for (const c of fused) {
-            expect(c.rrf).toBeCloseTo(naive(c.id), 10);
+            expect(c.fused).toBeCloseTo(naive(c.id), 10);
             expect(c.rank.lexical).toBe(lex.includes(c.id) ? lex.indexOf(c.id) + 1 : null);
             expect(c.rank.vector).toBe(vec.includes(c.id) ? vec.indexOf(c.id) + 1 : null);
           }
-          for (let i = 1; i < fused.length; i++) expect(fused[i - 1]!.rrf).toBeGreaterThanOrEqual(fused[i]!.rrf);
+          for (let i = 1; i < fused.length; i++) expect(fused[i - 1]!.fused).toBeGreaterThanOrEqual(fused[i]!.fused);
         }),
       { numRuns: 300 },
     );

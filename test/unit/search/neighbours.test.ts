@@ -106,18 +106,18 @@ describe('neighbourBonuses', () => {
 });
 
 describe('supportNeighbours (the neighbours stage)', () => {
-  const candidate = (id: string, rrf: number): FusedCandidate => ({ id, rrf, rank: { lexical: 1, vector: null }, legScore: { lexical: rrf, vector: null } });
+  const candidate = (id: string, fused: number): FusedCandidate => ({ id, fused, rank: { lexical: 1, vector: null }, legScore: { lexical: fused, vector: null } });
 
   it('adds bonuses to candidates, brings in neighbours no leg returned, and re-sorts', () => {
     const index = new ThreadIndex();
     index.upsertAll(['a', 'b', 'c', 'd'].map((id) => record(id, 'T')));
     const out = supportNeighbours([candidate('b', 1), candidate('d', 0.4)], index, { window: 1, weight: 0.5, lenders: 20 });
     // c is offered 0.5 by b and 0.2 by d: it keeps the larger; b is two places from d, outside the window.
-    expect(out.map((c) => [c.id, c.rrf])).toEqual([['b', 1], ['a', 0.5], ['c', 0.5], ['d', 0.4]]);
+    expect(out.map((c) => [c.id, c.fused])).toEqual([['b', 1], ['a', 0.5], ['c', 0.5], ['d', 0.4]]);
     expect(out.find((c) => c.id === 'c')).toMatchObject({ rank: { lexical: null, vector: null }, neighbour: { from: 'b', bonus: 0.5 } });
     expect(out.find((c) => c.id === 'b')!.neighbour).toBeUndefined();
     const withD = supportNeighbours([candidate('c', 1), candidate('d', 0.4)], index, { window: 1, weight: 0.5, lenders: 20 });
-    expect(withD.find((c) => c.id === 'd')).toMatchObject({ rrf: 0.9, neighbour: { from: 'c', bonus: 0.5 } });
+    expect(withD.find((c) => c.id === 'd')).toMatchObject({ fused: 0.9, neighbour: { from: 'c', bonus: 0.5 } });
   });
 });
 

@@ -28,7 +28,7 @@ describe('the store spec can fail', () => {
     const perEmbedder = storeSpec.find((c) => c.name.startsWith('vectors are kept per embedder'))!;
     const forgetful = (): Store => {
       const inner = memoryStore();
-      return { ...inner, loadVectors: async (id, dim) => (id === 'e2' ? { embedderId: id, dim, ids: [], data: new Float32Array(0) } : inner.loadVectors(id, dim)) };
+      return { ...inner, loadVectors: async (id, dim) => (id === 'e2' ? { vectorSpace: id, dim, ids: [], data: new Float32Array(0) } : inner.loadVectors(id, dim)) };
     };
     await expect(perEmbedder.run(async () => forgetful())).rejects.toThrow(/e2 values/);
   });
