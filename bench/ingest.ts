@@ -7,8 +7,8 @@
  * - `--at N`: first fills the store with N memories through `import` (no supersede), then times `add`.
  * Prints memories/s and the share of it spent in the embedder.
  */
-import { createEngine } from '../src/engine/engine.js';
-import type { Embedder } from '../src/types.js';
+import { createEngine } from '../src/index.js';
+import type { Embedder } from '../src/index.js';
 import { World } from './perf/data.js';
 import { PrecomputedEmbedder, memoryInputs } from './perf/engram.js';
 import { loadBuiltInModel } from './perf/model.js';

@@ -8,7 +8,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEmbedder, defaultSearchOptions } from '../src/index.js';
+import { defaultSearchOptions } from '../src/advanced.js';
+import { createEmbedder } from '../src/index.js';
 import type { MetricRow } from './lib/metrics.js';
 import { closeEngines, engineRanker } from './lib/rankers.js';
 import { commitLabel, updateMarkedBlock } from './lib/report.js';

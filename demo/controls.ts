@@ -3,7 +3,8 @@
  * so the page always shows the real defaults; `toSearchOptions` turns the form back into options.
  */
 import { DAY_MS } from '../src/search/decay.js';
-import { defaultSearchOptions, type SearchOptions } from '../src/search/options.js';
+import { defaultSearchOptions } from '../src/advanced.js';
+import type { SearchOptions } from '../src/index.js';
 import { h } from './dom.js';
 
 export interface ControlState {

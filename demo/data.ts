@@ -1,6 +1,6 @@
 /** Reading and writing the demo's files: JSON and NDJSON memory lists, and LoCoMo conversations. */
 import { readLocomoConversation, type LocomoQuestion } from '../bench/lib/locomo.js';
-import type { MemoryInput, MemoryRecord } from '../src/types.js';
+import type { MemoryInput, MemoryRecord } from '../src/index.js';
 
 export interface ImportBatch {
   format: 'json' | 'ndjson' | 'locomo';

@@ -1,5 +1,5 @@
 /** The add/edit dialog: one form for a new memory or a patch of an existing one. */
-import type { MemoryRecord } from '../src/types.js';
+import type { MemoryRecord } from '../src/index.js';
 import { byId } from './dom.js';
 import { localDate } from './controls.js';
 

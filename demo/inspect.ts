@@ -1,5 +1,5 @@
 /** The trace as a waterfall, the engine's parts (model, device, storage), and the assembled context. */
-import type { AssembledContext, Trace } from '../src/types.js';
+import type { AssembledContext, Trace } from '../src/index.js';
 import { h } from './dom.js';
 
 /** `engram-glove-100d@q8/wasm` → model and device; ids without a device suffix keep it all as the model. */

@@ -1,8 +1,7 @@
 /** Hits as cards: highlighted text, every explain figure, a bar of how the score is made, and rank changes. */
 import { topRankBonus } from '../src/search/fuse.js';
 import { LexicalIndex } from '../src/lexical/lexical-index.js';
-import type { SearchOptions } from '../src/search/options.js';
-import type { Hit, MemoryRecord, SearchResult } from '../src/types.js';
+import type { Hit, MemoryRecord, SearchOptions, SearchResult } from '../src/index.js';
 import { formatAge, formatDate, h } from './dom.js';
 
 /** What the previous search returned, to show how a change moved each hit. */

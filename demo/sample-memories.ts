@@ -5,7 +5,7 @@
  * fact replaces an older one (editor font, coffee, addresses, IPs), pinned and high-priority facts, the
  * same kind of bug in several projects (time zones, double submits), and old-but-important memories.
  */
-import type { MemoryInput } from '../src/types.js';
+import type { MemoryInput } from '../src/index.js';
 
 type Kind = 'preference' | 'decision' | 'bug' | 'event' | 'fact' | 'note' | 'meeting' | 'idea' | 'todo';
 interface Extra {

@@ -48,8 +48,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const snapshots = new SnapshotKeeper(engine, store, onBackgroundError, current);
 
   // Loading the model (evaluating transformers.js, starting ONNX Runtime) and attaching it (loading every stored
-  // vector, building the vector index: a second at 100k) hold the worker's only thread. Both wait until the first
-  // call has been answered (or a moment has passed), so the page's first search is not held behind them.
+  // vector, building the vector index) hold the worker's only thread. Both wait until the first call has been
+  // answered (or a moment has passed), so the page's first search is not held behind them.
   let firstCallAnswered = () => {};
   const firstCall = new Promise<void>((resolve) => (firstCallAnswered = resolve));
   const loadAllowed = Promise.race([firstCall, new Promise<void>((resolve) => setTimeout(resolve, MODEL_GRACE_MS))]);

@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 /**
- * The Engram worker: `createMemory` (src/client.ts) spawns it and talks to it through Comlink. It owns the
- * database (or joins the tab that does, see leader.ts) and answers the Memory API.
+ * The Engram worker: `createMemory` (src/client/create-memory.ts) spawns it and talks to it through Comlink. It
+ * owns the database (or joins the tab that does, see leader.ts) and answers the Memory API.
  */
 import * as Comlink from 'comlink';
 import { EngramError, ErrorCode } from '../src/errors.js';
@@ -25,7 +25,8 @@ let opening: Promise<void> | null = null;
 let closed = false;
 let searchDefaults: WorkerOpenOptions['search'] = {};
 
-function open(): Host {
+/** The host `open` made, for a call to run on; refuses calls before open and after close. */
+function requireHost(): Host {
   if (closed) throw closedError();
   if (!host) throw new EngramError(ErrorCode.WORKER_FAILED, 'the worker is not open yet: call open() first');
   return host;
@@ -57,7 +58,7 @@ const api: WorkerApi = {
   },
 
   async call(method, args, onProgress) {
-    const target = open();
+    const target = requireHost();
     let wire: unknown[] = args;
     if (method === 'add') wire = [withIds(args[0])];
     // This tab's search defaults apply here, before the call may travel to another tab's engine.
@@ -70,7 +71,7 @@ const api: WorkerApi = {
   },
 
   async status() {
-    return (await open().call('status', [])) as Awaited<ReturnType<WorkerApi['status']>>;
+    return (await requireHost().call('status', [])) as Awaited<ReturnType<WorkerApi['status']>>;
   },
 
   async close() {

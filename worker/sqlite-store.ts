@@ -1,120 +1,14 @@
+/** The SQLite store: Engram's Store on wa-sqlite, one connection, every call serialised. */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../src/store/store.js';
 import type { MemoryRecord } from '../src/types.js';
 import { Connection, isSqliteError, type SqliteBackend } from './sqlite.js';
+import {
+  CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_VECTORS, setOptionalFields, toRow, UPSERT_RECORDS, UPSERT_VECTORS,
+  type OptionalRow,
+} from './sqlite-rows.js';
+import { migrate } from './sqlite-schema.js';
 import { splitUtf8 } from './utf8.js';
-
-/** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
-export const SCHEMA_VERSION = 2;
-
-/** `migrations[v]` takes a database from user_version v to v + 1 (exported for the migration test). */
-export const migrations: ((db: Connection) => Promise<void>)[] = [
-  async (db) => {
-    await db.exec(`
-      CREATE TABLE memories (
-        id TEXT PRIMARY KEY NOT NULL,
-        text TEXT NOT NULL,
-        created_at INTEGER NOT NULL, -- epoch ms; INTEGER affinity stores whole numbers compactly, fractions as REAL
-        priority REAL NOT NULL,
-        pinned INTEGER NOT NULL,
-        project TEXT,
-        scope TEXT,
-        tags TEXT NOT NULL,          -- JSON array
-        kind TEXT,
-        valid_until INTEGER,
-        meta TEXT,                   -- JSON object
-        superseded_by TEXT,
-        access_count INTEGER NOT NULL,
-        last_accessed_at INTEGER,
-        updated_at INTEGER
-      );
-      -- Keyed by memory first so removing a memory's vectors is a prefix range; loading scans once anyway.
-      CREATE TABLE vectors (
-        memory_id TEXT NOT NULL,
-        embedder_id TEXT NOT NULL,
-        dim INTEGER NOT NULL,
-        data BLOB NOT NULL,          -- dim little-endian float32
-        PRIMARY KEY (memory_id, embedder_id)
-      ) WITHOUT ROWID;
-      CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
-      CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), change_counter INTEGER NOT NULL);
-      INSERT INTO state VALUES (1, 0);
-    `);
-  },
-  // Vectors move to a rowid table. Keyed by memory id, each batch of new memories (random UUIDs) landed on pages all
-  // over the table, so a commit rewrote nearly every page of it: at 20k memories a 1,000-memory write put 7.6 MB in
-  // the WAL and took ~500 ms (docs/worker.md). Rows now append in insertion order; only the small unique index on
-  // (memory_id, embedder_id) takes the random inserts.
-  async (db) => {
-    await db.exec(`
-      CREATE TABLE vectors_v2 (
-        memory_id TEXT NOT NULL,
-        embedder_id TEXT NOT NULL,
-        dim INTEGER NOT NULL,
-        data BLOB NOT NULL,          -- dim little-endian float32
-        UNIQUE (memory_id, embedder_id)
-      );
-      INSERT INTO vectors_v2 (memory_id, embedder_id, dim, data) SELECT memory_id, embedder_id, dim, data FROM vectors;
-      DROP TABLE vectors;
-      ALTER TABLE vectors_v2 RENAME TO vectors;
-    `);
-  },
-];
-
-// Record fields in the order a written JSON row carries them.
-const COLUMNS = [
-  'id', 'text', 'created_at', 'priority', 'pinned', 'project', 'scope', 'tags',
-  'kind', 'valid_until', 'meta', 'superseded_by', 'access_count', 'last_accessed_at', 'updated_at',
-] as const;
-type Row = [
-  id: string, text: string, createdAt: number, priority: number, pinned: 0 | 1, project: string | null,
-  scope: string | null, tags: string[], kind: string | null, validUntil: number | null,
-  meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
-  lastAccessedAt: number | null, updatedAt: number | null,
-];
-
-// A whole batch binds as one JSON array and is expanded by json_each: one bind and one step per batch instead of
-// one per field, which is what makes bulk writes fast through the WebAssembly boundary. (`WHERE true` keeps SQLite
-// from reading ON CONFLICT as part of the SELECT's join.)
-const UPSERT_RECORDS = `
-  INSERT INTO memories (${COLUMNS.join(', ')})
-  SELECT ${COLUMNS.map((_, i) => `value->>${i}`).join(', ')} FROM json_each(?1) WHERE true
-  ON CONFLICT (id) DO UPDATE SET ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
-// Whether a batch of rows adds a memory or changes a text or tags: only then does the change counter move.
-const CHANGES_INDEXED = `
-  SELECT EXISTS (SELECT 1 FROM json_each(?1) AS new LEFT JOIN memories AS old ON old.id = new.value->>0
-                 WHERE old.id IS NULL OR old.text IS NOT new.value->>1 OR old.tags IS NOT new.value->>7)`;
-// Vectors of a batch bind as one blob; each row takes its slice. A replaced vector is updated where it is.
-const UPSERT_VECTORS = `
-  INSERT INTO vectors (memory_id, embedder_id, dim, data)
-  SELECT value, ?2, ?3, substr(?4, key * ?5 + 1, ?5) FROM json_each(?1) WHERE true
-  ON CONFLICT (memory_id, embedder_id) DO UPDATE SET dim = excluded.dim, data = excluded.data`;
-// Records load in rowid (insertion) order, a chunk of rows per call, column by column in one pass: ids and texts as
-// their concatenated UTF-8 bytes plus byte lengths (split in JS), tags as one JSON array of the stored JSON texts,
-// and the fields that are usually at their defaults only for the rows where they are not. Building one JSON string
-// of every row spent most of its time escaping texts (100k memories: 260–450 ms in SQLite + 90–180 ms JSON.parse).
-const LOAD_CHUNK = 10_000;
-const OPTIONAL_COLUMNS = COLUMNS.filter((c) => !['id', 'text', 'created_at', 'tags'].includes(c));
-const LOAD_RECORDS = `
-  SELECT count(*), max(rowid),
-    CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
-    CAST(group_concat(text, '') AS BLOB), json_group_array(octet_length(text)),
-    json_group_array(created_at), '[' || group_concat(tags, ',') || ']',
-    json_group_array(json_array(id, ${OPTIONAL_COLUMNS.map((c) => (c === 'meta' ? 'json(meta)' : c)).join(', ')}))
-      FILTER (WHERE priority != 1 OR pinned != 0 OR access_count != 0 OR ${OPTIONAL_COLUMNS.filter((c) => !['priority', 'pinned', 'access_count'].includes(c)).map((c) => `${c} IS NOT NULL`).join(' OR ')})
-  FROM (SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
-type OptionalRow = [
-  id: string, priority: number, pinned: 0 | 1, project: string | null, scope: string | null, kind: string | null,
-  validUntil: number | null, meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
-  lastAccessedAt: number | null, updatedAt: number | null,
-];
-
-// Vectors load a chunk per call too, in rowid order (one pass over the table): ids as one JSON array, rows as one
-// concatenated blob (group_concat copies blob bytes as they are), instead of a step and two column reads per memory.
-const LOAD_VECTORS = `
-  SELECT count(*), max(rowid), json_group_array(memory_id), CAST(group_concat(data, '') AS BLOB)
-  FROM (SELECT rowid, memory_id, data FROM vectors
-        WHERE rowid > ?3 AND embedder_id = ?1 AND dim = ?2 AND length(data) = ?4 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
 
 export interface SqliteStoreOptions {
   /** Database name: letters, digits, '_', '-' and '.'. */
@@ -136,7 +30,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   return new SqliteStore(await connect(), options.backend === 'idb' ? 'idb' : 'opfs', connect);
 }
 
-/** Page size of a new database on OPFS (bench:worker: ingest 13k → 22k memories/s, fewer reads on open). */
+/** Page size of a new database on OPFS: faster bulk writes and fewer reads on open (docs/worker.md). */
 const PAGE_SIZE = 16384;
 
 async function openConnection(options: SqliteStoreOptions): Promise<Connection> {
@@ -144,11 +38,11 @@ async function openConnection(options: SqliteStoreOptions): Promise<Connection> 
     throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}" (${options.backend})`);
   });
   try {
-    // Only a new database takes it (an existing one keeps its page size). Opening reads every record and vector:
-    // 16 KB pages make a quarter of the VFS reads of the default 4 KB. (IDBBatchAtomicVFS refuses a page size change.)
+    // Only a new database takes it (an existing one keeps its page size). Opening reads every record and vector,
+    // in fewer VFS reads with larger pages. (IDBBatchAtomicVFS refuses a page size change.)
     if (options.backend !== 'idb') await connection.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
     await migrate(connection, options.name);
-    // OPFS: WAL (on the connection's exclusive lock, see Connection.open) made small commits ~10× cheaper than the
+    // OPFS: WAL (on the connection's exclusive lock, see Connection.open) makes small commits much cheaper than the
     // rollback journal (docs/worker.md). Set after the version check so a newer Engram's database is never written.
     // IndexedDB keeps its default journal: IDBBatchAtomicVFS commits a whole transaction as one IDB transaction.
     if (options.backend !== 'idb') await connection.exec('PRAGMA journal_mode = WAL');
@@ -161,22 +55,6 @@ async function openConnection(options: SqliteStoreOptions): Promise<Connection> 
     await connection.close().catch(() => undefined);
     throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}"`);
   }
-}
-
-async function migrate(db: Connection, name: string): Promise<void> {
-  await db.transaction(async () => {
-    // Read inside the write transaction so two openers cannot both migrate.
-    const version = Number(await db.scalar('PRAGMA user_version'));
-    if (version > SCHEMA_VERSION) {
-      throw new EngramError(
-        ErrorCode.SCHEMA_TOO_NEW,
-        `database "${name}" has schema version ${version}, this version of Engram reads up to ${SCHEMA_VERSION}: upgrade Engram (the database was left untouched)`,
-        { details: { version, supported: SCHEMA_VERSION } },
-      );
-    }
-    for (let v = version; v < SCHEMA_VERSION; v++) await migrations[v]!(db);
-    if (version !== SCHEMA_VERSION) await db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-  });
 }
 
 export class SqliteStore implements Store {
@@ -262,7 +140,7 @@ export class SqliteStore implements Store {
     // Encode before touching the database so bad input never opens a transaction.
     const records = change.put?.length ? JSON.stringify(change.put.map(toRow)) : null;
     const removed = change.remove?.length ? JSON.stringify(change.remove) : null;
-    const vectors = change.vectors?.ids.length ? encodeVectors(change.vectors) : null;
+    const vectors = change.vectors ? encodeVectors(change.vectors) : null;
     const meta = Object.entries(change.meta ?? {});
     return this.serial('write', () =>
       this.db.transaction(async () => {
@@ -366,57 +244,4 @@ function isQuotaError(error: unknown, ioError: unknown): boolean {
   if (isQuota(error)) return true;
   if (!isSqliteError(error)) return false;
   return error.code === SQLITE_FULL || ((error.code & 0xff) === SQLITE_IOERR && isQuota(ioError));
-}
-
-function finiteOrNull(value: number | undefined, field: string, id: string): number | null {
-  if (value === undefined) return null;
-  if (!Number.isFinite(value)) throw invalidInput(`memory ${id}: ${field} must be a finite number, got ${value}`);
-  return value;
-}
-
-function toRow(record: MemoryRecord): Row {
-  const { id } = record;
-  return [
-    id,
-    record.text,
-    finiteOrNull(record.createdAt, 'createdAt', id) ?? 0,
-    finiteOrNull(record.priority, 'priority', id) ?? 1,
-    record.pinned ? 1 : 0,
-    record.project ?? null,
-    record.scope ?? null,
-    record.tags,
-    record.kind ?? null,
-    finiteOrNull(record.validUntil, 'validUntil', id),
-    record.meta ?? null,
-    record.supersededBy ?? null,
-    finiteOrNull(record.accessCount, 'accessCount', id) ?? 0,
-    finiteOrNull(record.lastAccessedAt, 'lastAccessedAt', id),
-    finiteOrNull(record.updatedAt, 'updatedAt', id),
-  ];
-}
-
-/** The fields a chunk loads only where they differ from a new record's defaults. */
-function setOptionalFields(record: MemoryRecord, row: OptionalRow): void {
-  const [, priority, pinned, project, scope, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt] = row;
-  record.priority = priority;
-  record.pinned = pinned === 1;
-  record.accessCount = accessCount;
-  // Optional fields are absent rather than undefined, as they were when stored.
-  if (project !== null) record.project = project;
-  if (scope !== null) record.scope = scope;
-  if (kind !== null) record.kind = kind;
-  if (validUntil !== null) record.validUntil = validUntil;
-  if (meta !== null) record.meta = meta;
-  if (supersededBy !== null) record.supersededBy = supersededBy;
-  if (lastAccessedAt !== null) record.lastAccessedAt = lastAccessedAt;
-  if (updatedAt !== null) record.updatedAt = updatedAt;
-}
-
-function encodeVectors(vectors: PackedVectors): [string, string, number, Uint8Array, number] {
-  const { ids, dim, data, vectorSpace } = vectors;
-  if (data.length !== ids.length * dim) {
-    throw new EngramError(ErrorCode.DIMENSION_MISMATCH, `vectors: ${ids.length} ids × ${dim} dims needs ${ids.length * dim} floats, got ${data.length}`);
-  }
-  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  return [JSON.stringify(ids), vectorSpace, dim, bytes, dim * 4];
 }

@@ -1,5 +1,5 @@
 import { invalidInput } from '../../src/errors.js';
-import type { MemoryInput } from '../../src/types.js';
+import type { MemoryInput } from '../../src/index.js';
 
 /**
  * LoCoMo-format conversations (Maharana et al., 2024): `session_N` turn lists with

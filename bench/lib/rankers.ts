@@ -1,8 +1,8 @@
 /** The rankers the harness compares: Engram (any options) and its peers, all over the same memories and vectors. */
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
 import MiniSearch from 'minisearch';
-import { createEngine, ENGLISH_STOP_WORDS, type Embedder, type Engine, type EngineOptions, type SearchOptions } from '../../src/index.js';
-import { stemEnglish } from '../../src/lexical/stem.js';
+import { ENGLISH_STOP_WORDS, stemEnglish } from '../../src/advanced.js';
+import { createEngine, type Embedder, type Engine, type EngineOptions, type SearchOptions } from '../../src/index.js';
 import { DEPTH, type Conversation, type Ranker } from './run.js';
 
 export interface EngineVariant {

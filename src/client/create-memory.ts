@@ -40,7 +40,7 @@ export interface Memory extends Pick<Engine, 'add' | 'get' | 'update' | 'remove'
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
   const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true } = options;
-  if ('boost' in search) throw invalidInput('search.boost runs only in-process (createEngine): a Memory searches in a worker');
+  checkRemoteSearchOptions(search);
   const ownWorker = !options.worker;
   const worker = options.worker ?? new Worker(new URL('../../worker/index.ts', import.meta.url), { type: 'module', name: `engram:${name}` });
   const remote = Comlink.wrap<WorkerApi>(worker);
@@ -79,10 +79,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   return {
     add: (input, opts) => call('add', [input], opts?.onProgress),
     import: (records, opts) => call('import', [records], opts?.onProgress),
-    search: (query, searchOptions) => {
-      if (searchOptions && 'boost' in searchOptions) {
-        return Promise.reject(invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker'));
-      }
+    search: async (query, searchOptions) => {
+      checkRemoteSearchOptions(searchOptions);
       return call('search', searchOptions === undefined ? [query] : [query, searchOptions]);
     },
     get: (id) => call('get', [id]),
@@ -104,6 +102,20 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       return closing;
     },
   };
+}
+
+/**
+ * Search options cross to the worker as plain data, so the `boost` hook (a function) cannot: refused in a Memory's
+ * default search options and in each search's, with the same INVALID_INPUT, like options that are not an object.
+ */
+function checkRemoteSearchOptions(searchOptions: object | undefined): void {
+  if (searchOptions === undefined) return;
+  if (typeof searchOptions !== 'object' || searchOptions === null || Array.isArray(searchOptions)) {
+    throw invalidInput(`search options must be an object, got ${searchOptions === null ? 'null' : typeof searchOptions}`);
+  }
+  if ('boost' in searchOptions) {
+    throw invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker');
+  }
 }
 
 /** Best effort: the browser may say no (or ask the user); the data is kept either way until it needs the space. */

@@ -1,5 +1,5 @@
 /**
- * What crosses the boundary between the page (src/client.ts) and the worker (worker/index.ts), and between the
+ * What crosses the boundary between the page (create-memory.ts) and the worker (worker/index.ts), and between the
  * worker of one tab and the leader tab's worker (worker/leader.ts): method names, argument shapes, the status,
  * and the Comlink transfer handler that keeps EngramError's code.
  */

@@ -1,16 +1,3 @@
-/** The on-device embedder. `src/index.ts` re-exports this module. */
+/** `createEmbedder` and the option types of the main entry; the worker imports this module on demand. Settings: options.ts. */
 export { createEmbedder } from './embedder.js';
-export {
-  BUILTIN_MODEL,
-  EMBEDDER_DEFAULTS,
-  type ActiveDevice,
-  type DeviceChoice,
-  type DeviceReason,
-  type EmbedderDevice,
-  type EmbedderDtype,
-  type EmbedderOptions,
-  type EmbedderProgress,
-  type LocalEmbedder,
-  type Pooling,
-  type WasmPaths,
-} from './options.js';
+export type { EmbedderOptions, EmbedderProgress, LocalEmbedder } from './options.js';

@@ -2,7 +2,7 @@
 import { EngramError, ErrorCode, toEngramError } from '../errors.js';
 import type { Embedder, Progress } from '../types.js';
 import { nextTask } from '../util/schedule.js';
-import { normalize } from '../vector/vector-index.js';
+import { normalize } from '../vector/similarity.js';
 
 /** Embeds `texts` and returns L2-normalised vectors, checking the count, the length and finiteness. */
 export async function embedTexts(embedder: Embedder, texts: readonly string[]): Promise<Float32Array[]> {

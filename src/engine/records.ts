@@ -24,8 +24,8 @@ export function toEpochMs(value: unknown, field: string): number {
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix time in ms, then random bits. Ids made later sort later, so the
- * store's indexes on ids grow at their end; random (v4) ids put each new memory on a random index page, and a
- * 1,000-memory write rewrote nearly the whole index (docs/worker.md).
+ * store's indexes on ids grow at their end; random (v4) ids put each new memory on a random index page, so a
+ * large write rewrites most of the index (docs/worker.md).
  */
 export function newId(): string {
   const bytes = new Uint8Array(16);
@@ -112,7 +112,7 @@ export function cloneRecord(record: MemoryRecord): MemoryRecord {
   return copy;
 }
 
-/** A flat meta of primitives (the usual case: a thread id, a speaker) is copied directly; structuredClone costs ~40 µs. */
+/** A flat meta of primitives (the usual case: a thread id, a speaker) is copied directly: structuredClone is far slower. */
 function cloneMeta(meta: Record<string, unknown>): Record<string, unknown> {
   for (const key in meta) {
     const value = meta[key];

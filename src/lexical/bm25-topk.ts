@@ -1,46 +1,22 @@
 /**
  * MiniSearch's own BM25+ OR query, scored straight off its index into typed arrays with a bounded top-k, instead
  * of `search()`: that builds a result object per matching document (match maps, term lists) and sorts all of
- * them, which is what made queries of very common words or a pasted paragraph take 100 ms and more at 100k.
+ * them, which made queries of very common words or a pasted paragraph slow on a large index.
  * Same terms, same formula, same order of accumulation, same tie order (first seen first, as MiniSearch's
  * stable sort over its result map), same lazy clean-up of discarded documents: the answer is MiniSearch's
  * answer once a term's postings are clean (see below for the first read after a change), with work bounded by the
  * postings read (no allocation per posting, no sort of all matches).
  *
- * It reads MiniSearch 7's internal fields (checked at run time: on any other shape `readMiniSearch` returns
- * null and the caller uses `search()`). Exact-term queries only: prefix and fuzzy matching go through `search()`.
+ * It reads MiniSearch's index through minisearch-adapter.ts (when that returns null, the caller uses `search()`).
+ * Exact-term queries only: prefix and fuzzy matching go through `search()`.
  */
-import type MiniSearch from 'minisearch';
 import { TopK } from '../util/topk.js';
-
-type Postings = Map<number, number>;
-
-/** The parts of MiniSearch 7 this reads (private there; verified before use). */
-export interface MiniSearchInternals {
-  _index: { get(term: string): Map<number, Postings> | undefined };
-  _documentIds: Map<number, unknown>;
-  _fieldLength: Map<number, number[]>;
-  _avgFieldLength: number[];
-  _fieldIds: Record<string, number>;
-  _documentCount: number;
-  _dirtCount: number;
-  removeTerm(fieldId: number, docId: number, term: string): void;
-}
+import type { MiniSearchIndex } from './minisearch-adapter.js';
 
 export interface Bm25Params {
   k: number;
   b: number;
   d: number;
-}
-
-/** MiniSearch's internals, or null when this MiniSearch does not look like version 7. */
-export function readMiniSearch(index: MiniSearch<never> | MiniSearch<unknown>): MiniSearchInternals | null {
-  const m = index as unknown as Partial<MiniSearchInternals>;
-  const ok =
-    m._index !== undefined && typeof m._index.get === 'function' && m._documentIds instanceof Map && m._fieldLength instanceof Map &&
-    Array.isArray(m._avgFieldLength) && typeof m._fieldIds === 'object' && typeof m._documentCount === 'number' &&
-    typeof m._dirtCount === 'number' && typeof m.removeTerm === 'function';
-  return ok ? (m as MiniSearchInternals) : null;
 }
 
 /** Reused between searches: per short document id, its score, this term's score and its matched-term count. */
@@ -74,7 +50,7 @@ const scratch = new Scratch();
 class FieldLengths {
   private byField: Float64Array[] = [];
 
-  constructor(private readonly ms: MiniSearchInternals) {}
+  constructor(private readonly index: MiniSearchIndex) {}
 
   get(docId: number, fieldId: number): number {
     let lengths = this.byField[fieldId];
@@ -85,18 +61,18 @@ class FieldLengths {
     }
     let length = lengths[docId] as number;
     if (length < 0) {
-      length = (this.ms._fieldLength.get(docId) as number[])[fieldId] as number;
+      length = (this.index.fieldLengths.get(docId) as readonly number[])[fieldId] as number;
       lengths[docId] = length;
     }
     return length;
   }
 }
 
-const lengthCaches = new WeakMap<MiniSearchInternals, FieldLengths>();
+const lengthCaches = new WeakMap<MiniSearchIndex, FieldLengths>();
 
-function fieldLengths(ms: MiniSearchInternals): FieldLengths {
-  let cache = lengthCaches.get(ms);
-  if (!cache) lengthCaches.set(ms, (cache = new FieldLengths(ms)));
+function fieldLengths(index: MiniSearchIndex): FieldLengths {
+  let cache = lengthCaches.get(index);
+  if (!cache) lengthCaches.set(index, (cache = new FieldLengths(index)));
   return cache;
 }
 
@@ -105,7 +81,7 @@ function fieldLengths(ms: MiniSearchInternals): FieldLengths {
  * score = Σ over terms (Σ over fields of boost × BM25+), times the number of query terms matched.
  */
 export function bm25TopK(
-  ms: MiniSearchInternals,
+  index: MiniSearchIndex,
   terms: readonly string[],
   fieldBoosts: Record<string, number>,
   bm25: Bm25Params,
@@ -113,17 +89,22 @@ export function bm25TopK(
   eligible?: (id: string) => boolean,
 ): { id: string; score: number }[] {
   const { k, b, d } = bm25;
-  const total = ms._documentCount;
+  // Read once: nothing in a search replaces these maps (dropping an occurrence changes postings only).
+  const total = index.documentCount;
+  const dirty = index.dirtCount > 0;
+  const documentIds = index.documentIds;
+  const fieldIds = index.fieldIds;
+  const averageFieldLengths = index.averageFieldLengths;
   const touched: number[] = [];
   const inThisTerm: number[] = [];
-  const lengths = fieldLengths(ms);
+  const lengths = fieldLengths(index);
   for (const term of terms) {
-    const data = ms._index.get(term);
+    const data = index.termPostings(term);
     if (!data) continue;
     inThisTerm.length = 0;
     for (const field of Object.keys(fieldBoosts)) {
       const fieldBoost = fieldBoosts[field] || 1;
-      const fieldId = ms._fieldIds[field] as number;
+      const fieldId = fieldIds[field] as number;
       const postings = data.get(fieldId);
       if (!postings) continue;
       // Discarded documents still in the postings are counted out before scoring, so every document is scored with
@@ -131,19 +112,19 @@ export function bm25TopK(
       // before a discarded one get the old frequency, so the first search of a term after a change ranked
       // differently from later ones.) Like MiniSearch, each read takes one occurrence of them out of the index.
       const discarded: number[] = [];
-      const size = postings.size; // before removeTerm, which may delete from it
-      if (ms._dirtCount > 0) {
+      const size = postings.size; // before dropping occurrences, which may delete from it
+      if (dirty) {
         postings.forEach((_, docId) => {
-          if (!ms._documentIds.has(docId)) discarded.push(docId);
+          if (!documentIds.has(docId)) discarded.push(docId);
         });
-        for (const docId of discarded) ms.removeTerm(fieldId, docId, term);
+        for (const docId of discarded) index.dropDiscardedOccurrence(fieldId, docId, term);
       }
       const matching = size - discarded.length;
       if (matching === 0) continue;
-      const avgLength = ms._avgFieldLength[fieldId] as number;
+      const avgLength = averageFieldLengths[fieldId] as number;
       const idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
       postings.forEach((termFreq, docId) => {
-        if (discarded.length > 0 && !ms._documentIds.has(docId)) return;
+        if (discarded.length > 0 && !documentIds.has(docId)) return;
         const fieldLength = lengths.get(docId, fieldId);
         const raw = idf * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgLength)));
         const weighted = fieldBoost * raw;
@@ -175,7 +156,7 @@ export function bm25TopK(
     const docId = touched[order] as number;
     const score = (scratch.scores[docId] as number) * (scratch.quality[docId] as number);
     scratch.quality[docId] = 0;
-    if (score > top.threshold && (!eligible || eligible(ms._documentIds.get(docId) as string))) top.push(order, score);
+    if (score > top.threshold && (!eligible || eligible(documentIds.get(docId) as string))) top.push(order, score);
   }
-  return top.drain().map(({ index: order, score }) => ({ id: ms._documentIds.get(touched[order] as number) as string, score }));
+  return top.drain().map(({ index: order, score }) => ({ id: documentIds.get(touched[order] as number) as string, score }));
 }

@@ -8,11 +8,12 @@
  */
 import MiniSearch from 'minisearch';
 import { memoizeByText } from '../util/memo.js';
-import { bm25TopK, readMiniSearch, type MiniSearchInternals } from './bm25-topk.js';
-import type { DecodedSnapshot, LexicalState, TermData } from './snapshot.js';
+import { EngramError, ErrorCode } from '../errors.js';
+import { bm25TopK } from './bm25-topk.js';
+import { miniSearchIndex, type MiniSearchIndex } from './minisearch-adapter.js';
+import type { DecodedSnapshot, LexicalState } from './snapshot.js';
 import type { MemoryRecord } from '../types.js';
 import { stemEnglish } from './stem.js';
-import { termTree, type TermTree } from './term-tree.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
 
 export interface LexicalOptions {
@@ -20,8 +21,8 @@ export interface LexicalOptions {
   stopWords?: Iterable<string> | false;
   /**
    * Reduces each lowercased term that survived the stop words to its stem, at index and query time alike, so
-   * "painted" finds "painting". Default: `stemEnglish` (Porter2); `false` indexes words as written. On LoCoMo
-   * dev it took BM25's recall@10 from 0.595 to 0.635 (docs/quality.md).
+   * "painted" finds "painting". Default: `stemEnglish` (Porter2); `false` indexes words as written. Its effect
+   * on recall is in docs/quality.md.
    */
   stem?: ((term: string) => string) | false;
   /**
@@ -57,6 +58,8 @@ interface LexicalDoc {
 
 export class LexicalIndex {
   private search_: MiniSearch<LexicalDoc>;
+  /** `search_`'s index read in place, or null when MiniSearch's internals are not the ones the adapter reads. */
+  private index_: MiniSearchIndex | null;
   private readonly termOf: (term: string) => string[];
   private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'stem' | 'processTerm' | 'fieldBoost'>> & {
     fieldBoost: { text: number; tags: number };
@@ -68,7 +71,7 @@ export class LexicalIndex {
     const stopWords = options.stopWords === false ? new Set<string>() : new Set(options.stopWords ?? ENGLISH_STOP_WORDS);
     const custom = options.processTerm;
     const stem = options.stem === undefined ? stemEnglish : options.stem;
-    // Memoised per raw token (callers never mutate the arrays): stemming was a third of the cost of indexing.
+    // Memoised per raw token (callers never mutate the arrays): stemming is a large part of the cost of indexing.
     this.termOf = memoizeByText((raw) => {
       const lower = raw.toLowerCase();
       if (!lower || stopWords.has(lower)) return [];
@@ -89,32 +92,21 @@ export class LexicalIndex {
     const stemKey = stem === stemEnglish ? 'porter2' : stem ? String(stem) : null;
     this.settingsKey = JSON.stringify({ v: 1, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null });
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
+    this.index_ = miniSearchIndex(this.search_);
   }
 
-  /** The index's state, for a snapshot (snapshot.ts). Throws when this MiniSearch does not look like version 7. */
+  /** The index's state, for a snapshot (snapshot.ts). Throws when MiniSearch's internals are not the expected ones. */
   state(): LexicalState {
-    const m = internals(this.search_);
-    return {
-      documentCount: m._documentCount, nextId: m._nextId, dirtCount: m._dirtCount, fieldIds: m._fieldIds,
-      avgFieldLength: m._avgFieldLength, documentIds: m._documentIds as Map<number, string>, fieldLength: m._fieldLength, terms: m._index,
-    };
+    return adapted(this.index_).state();
   }
 
   /** Replaces the index with a state read from a snapshot made under the same settings (it takes the maps over). */
   restore(state: DecodedSnapshot['state']): void {
     const search = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
-    const m = internals(search);
-    if (JSON.stringify(m._fieldIds) !== JSON.stringify(state.fieldIds)) throw new Error('lexical snapshot: other fields');
-    m._documentCount = state.documentCount;
-    m._nextId = state.nextId;
-    m._dirtCount = state.dirtCount;
-    m._avgFieldLength = state.avgFieldLength;
-    m._documentIds = state.documentIds;
-    m._fieldLength = state.fieldLength;
-    for (const [shortId, id] of state.documentIds) m._idToShortId.set(id, shortId);
-    if (m._idToShortId.size !== state.documentIds.size) throw new Error('lexical snapshot: one id twice');
-    m._index = new m._index.constructor(termTree(state.terms));
+    const index = adapted(miniSearchIndex(search));
+    index.replaceState(state);
     this.search_ = search;
+    this.index_ = index;
   }
 
   private miniSearchOptions() {
@@ -150,6 +142,7 @@ export class LexicalIndex {
   clear(): void {
     // A new index rather than removeAll(), which keeps MiniSearch's count of discarded documents.
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
+    this.index_ = miniSearchIndex(this.search_);
   }
 
   /** The terms a query searches for: sanitised, processed like indexed text, distinct, capped. */
@@ -170,10 +163,10 @@ export class LexicalIndex {
     const terms = this.queryTerms(query);
     if (terms.length === 0 || limit <= 0) return [];
     // Exact-term queries: MiniSearch's ranking without its per-match objects and full sort (bm25-topk.ts).
-    const internals = this.options.prefix || this.options.fuzzy ? null : readMiniSearch(this.search_);
-    if (internals) {
+    const index = this.options.prefix || this.options.fuzzy ? null : this.index_;
+    if (index) {
       const { text, tags } = this.options.fieldBoost;
-      return bm25TopK(internals, terms, { text: text ?? 1, tags: tags ?? 1 }, this.options.bm25, limit, eligible);
+      return bm25TopK(index, terms, { text: text ?? 1, tags: tags ?? 1 }, this.options.bm25, limit, eligible);
     }
     const results = this.search_.search(terms.join(TERM_SEPARATOR), {
       tokenize: (text) => text.split(TERM_SEPARATOR),
@@ -189,22 +182,9 @@ export class LexicalIndex {
   }
 }
 
-/** The private fields a snapshot reads and restores, besides those the BM25 scorer reads. */
-type SnapshotInternals = MiniSearchInternals & {
-  // A SearchableMap: its class is not exported, but made with a tree it serves that tree.
-  _index: Iterable<[string, TermData]> & { constructor: new (tree: TermTree<TermData>) => SnapshotInternals['_index'] };
-  _idToShortId: Map<string, number>;
-  _nextId: number;
-  _storedFields: Map<number, unknown>;
-};
-
-function internals(search: MiniSearch<LexicalDoc>): SnapshotInternals {
-  const m = readMiniSearch(search) as SnapshotInternals | null;
-  // Stored fields are never used (storeFields: []), so a snapshot need not carry them.
-  if (!m || !(m._idToShortId instanceof Map) || typeof m._nextId !== 'number' || !(m._storedFields instanceof Map) || m._storedFields.size > 0) {
-    throw new Error('lexical snapshot: unexpected MiniSearch internals');
-  }
-  return m;
+function adapted(index: MiniSearchIndex | null): MiniSearchIndex {
+  if (!index) throw new EngramError(ErrorCode.SNAPSHOT_INVALID, 'lexical snapshot: unexpected MiniSearch internals');
+  return index;
 }
 
 function toDoc(record: MemoryRecord): LexicalDoc {

@@ -1,22 +1,24 @@
 /**
  * Lexical index snapshots: MiniSearch's index in a compact, versioned binary form (typed arrays in one byte
- * array), so a reopen restores its maps directly instead of re-indexing every text (13 s at 100k) or parsing
- * MiniSearch's JSON (29 MB, 1.5 s at 100k).
+ * array), so a reopen restores its maps directly instead of re-indexing every text or parsing MiniSearch's JSON,
+ * both much slower.
  *
  * A snapshot also carries what decides whether it may be used: the lexical settings it was made under, the
  * store's change counter at that moment (the counter moves only when a memory is added or removed or its text
  * or tags change, so an equal counter means nothing the index depends on changed), and a 64-bit hash of each
  * memory's text and tags, to catch up the few memories that changed when the counter moved (a crash between a
  * write and the next save). A checksum covers every byte; any mismatch makes `decodeSnapshot` throw and the
- * engine rebuild the index.
+ * engine rebuild the index. Every refusal is an `EngramError` with code `SNAPSHOT_INVALID`.
  *
  * Layout (all little-endian): four u32 words (magic, version, checksum of everything after it, header bytes),
  * a JSON header with the scalar fields and section sizes (padded to 4 bytes), then the sections in the order of
- * `SECTIONS`: u32 arrays, the term frequencies (u8, u16 or u32, whichever fits) and one UTF-8 string holding
- * every document id and then every term, split by their UTF-16 lengths.
+ * `sections` in `encodeSnapshot`: u32 arrays, the term frequencies (u8, u16 or u32, whichever fits) and one
+ * UTF-8 string holding every document id and then every term, split by their UTF-16 lengths.
  */
+import { EngramError, ErrorCode } from '../errors.js';
 import { nextTask } from '../util/schedule.js';
 import type { MemoryRecord } from '../types.js';
+import { PackedPostings } from './packed-postings.js';
 
 /** A serialised lexical index (see `decodeSnapshot`). */
 export type IndexSnapshot = Uint8Array;
@@ -29,89 +31,7 @@ const PREAMBLE_WORDS = 4;
 /** term → field id → short document id → term frequency: MiniSearch's inverted index. */
 export type TermData = Map<number, Map<number, number>>;
 
-/**
- * One term's postings in one field as restored from a snapshot: a Map (MiniSearch uses it as one) that serves
- * `size` and iteration straight from the snapshot's arrays, and becomes an ordinary Map (copies them in) on the
- * first lookup or change. Filling 2 million Map entries on every open cost more than everything else in a
- * restore; searching reads postings by iteration only, so most terms are never copied.
- */
-export class PackedPostings extends Map<number, number> {
-  private docs: Uint32Array | null;
-  private freqs: ArrayLike<number> | null;
-
-  constructor(docs: Uint32Array, freqs: ArrayLike<number>) {
-    super();
-    this.docs = docs;
-    this.freqs = freqs;
-  }
-
-  /** The arrays while still packed (a save copies them as they are), else null. */
-  packed(): { docs: Uint32Array; freqs: ArrayLike<number> } | null {
-    return this.docs && this.freqs && { docs: this.docs, freqs: this.freqs };
-  }
-
-  private unpack(): void {
-    const { docs, freqs } = this;
-    if (!docs || !freqs) return;
-    this.docs = this.freqs = null;
-    for (let i = 0; i < docs.length; i++) super.set(docs[i] as number, freqs[i] as number);
-  }
-
-  override get size(): number {
-    return this.docs ? this.docs.length : super.size;
-  }
-  override get(key: number): number | undefined {
-    this.unpack();
-    return super.get(key);
-  }
-  override has(key: number): boolean {
-    this.unpack();
-    return super.has(key);
-  }
-  override set(key: number, value: number): this {
-    this.unpack();
-    return super.set(key, value);
-  }
-  override delete(key: number): boolean {
-    this.unpack();
-    return super.delete(key);
-  }
-  override clear(): void {
-    this.docs = this.freqs = null;
-    super.clear();
-  }
-  // A plain loop, not entries(): the BM25 scorer reads every posting of a query's terms through forEach.
-  override forEach(callback: (value: number, key: number, map: Map<number, number>) => void, thisArg?: unknown): void {
-    const { docs, freqs } = this;
-    if (!docs || !freqs) return super.forEach(callback, thisArg);
-    for (let i = 0; i < docs.length; i++) {
-      const doc = docs[i] as number;
-      if (this.docs === null && !super.has(doc)) continue;
-      callback.call(thisArg, freqs[i] as number, doc, this);
-    }
-  }
-  override *entries(): MapIterator<[number, number]> {
-    const { docs, freqs } = this;
-    if (!docs || !freqs) return yield* super.entries();
-    for (let i = 0; i < docs.length; i++) {
-      const doc = docs[i] as number;
-      // Unpacked meanwhile (a caller deleting the entry it is at, as MiniSearch's clean-up does): skip what is gone.
-      if (this.docs === null && !super.has(doc)) continue;
-      yield [doc, freqs[i] as number];
-    }
-  }
-  override *keys(): MapIterator<number> {
-    for (const [key] of this.entries()) yield key;
-  }
-  override *values(): MapIterator<number> {
-    for (const [, value] of this.entries()) yield value;
-  }
-  override [Symbol.iterator](): MapIterator<[number, number]> {
-    return this.entries();
-  }
-}
-
-/** The state of a MiniSearch index, as its private fields hold it (lexical.ts reads and restores them). */
+/** The state of a MiniSearch index, as its private fields hold it (minisearch-adapter.ts reads and restores them). */
 export interface LexicalState {
   documentCount: number;
   nextId: number;
@@ -153,10 +73,12 @@ interface Header {
 /** A field length MiniSearch does not have for a document (a field that was null). */
 const NO_LENGTH = 0xffffffff;
 
-export class SnapshotError extends Error {}
+function invalid(message: string): EngramError {
+  return new EngramError(ErrorCode.SNAPSHOT_INVALID, message);
+}
 
 function fail(reason: string): never {
-  throw new SnapshotError(`lexical snapshot refused: ${reason}`);
+  throw invalid(`lexical snapshot refused: ${reason}`);
 }
 
 /** Two independent 32-bit hashes (FNV-1a and a multiply-xorshift) of a memory's text and tags, into `out[at..at+1]`. */
@@ -194,7 +116,7 @@ const pad4 = (n: number) => (n + 3) & ~3;
 
 /**
  * `recordHash` of every indexed memory, in `documentIds` order, for `encodeSnapshot`. It lets other tasks run
- * every `slice` memories (hashing every text is a third of a save); the caller keeps the documents unchanged meanwhile.
+ * every `slice` memories (hashing every text is a large part of a save); the caller keeps the documents unchanged meanwhile.
  */
 export async function documentHashes(
   documentIds: Map<number, string>,
@@ -205,7 +127,7 @@ export async function documentHashes(
   let d = 0;
   for (const id of documentIds.values()) {
     const record = records.get(id);
-    if (!record) throw new SnapshotError(`document ${id} is indexed but not a stored memory`);
+    if (!record) throw invalid(`document ${id} is indexed but not a stored memory`);
     recordHash(record, hashes, d * 2);
     if (++d % slice === 0) await nextTask();
   }
@@ -233,7 +155,7 @@ export function encodeSnapshot(state: LexicalState, meta: { settings: string; co
   const shortIds = new Uint32Array(docs);
   const idLengths = new Uint32Array(docs);
   const fieldLengths = new Uint32Array(docs * fields);
-  if (hashes.length !== docs * 2) throw new SnapshotError('one hash pair per document expected');
+  if (hashes.length !== docs * 2) throw invalid('one hash pair per document expected');
   const ids: string[] = [];
   let d = 0;
   for (const [shortId, id] of state.documentIds) {
@@ -333,7 +255,7 @@ function readHeader(bytes: Uint8Array): { header: Header; words: Uint32Array; of
 
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 0xffffffff;
 
-/** Reads and checks a snapshot. Throws `SnapshotError` on anything unexpected (the caller then rebuilds). */
+/** Reads and checks a snapshot. Throws an `EngramError` (`SNAPSHOT_INVALID`) on anything unexpected (the caller then rebuilds). */
 export function decodeSnapshot(input: Uint8Array): DecodedSnapshot {
   const bytes = aligned(input);
   const { header: h, words, offset: start } = readHeader(bytes);

@@ -1,8 +1,7 @@
 /**
- * English stop words dropped from the lexical leg by default (index and query alike). On LoCoMo dev,
- * dropping them took MiniSearch's recall@10 from 0.54 to 0.595: function words otherwise dominate BM25 on
- * short conversational memories. The list is the common NLTK-style one, lowercase, apostrophes removed
- * (the tokenizer splits "don't" into "don" and "t").
+ * English stop words dropped from the lexical leg by default (index and query alike): function words otherwise
+ * dominate BM25 on short conversational memories (their effect on recall is in docs/quality.md). The list is
+ * the common NLTK-style one, lowercase, apostrophes removed (the tokenizer splits "don't" into "don" and "t").
  */
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
   `a about above after again against all am an and any are aren as at be because been before being below

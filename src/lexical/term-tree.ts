@@ -1,8 +1,11 @@
 /**
- * MiniSearch keeps its terms in a radix tree (`SearchableMap`'s `_tree`): each node a Map from edge labels to child
- * nodes, with a term's data under the '' key of the node where it ends. Inserting the 19k terms of a 100k-memory
- * index one by one took 85–240 ms of a cold open; terms stored in ascending order build the same tree in one pass.
+ * MiniSearch keeps its terms in a radix tree (a SearchableMap's): each node a Map from edge labels to child nodes,
+ * with a term's data under the '' key of the node where it ends. Inserting every term one by one on a restore is
+ * slow; terms in ascending order build the same tree in one pass. minisearch-adapter.ts hands the tree to
+ * MiniSearch (and checks at start-up that MiniSearch serves it).
  */
+import { EngramError, ErrorCode } from '../errors.js';
+
 export type TermTree<V> = Map<string, TermTree<V> | V>;
 
 /**
@@ -12,7 +15,9 @@ export type TermTree<V> = Map<string, TermTree<V> | V>;
  */
 export function termTree<V>(terms: readonly (readonly [string, V])[]): TermTree<V> {
   for (let i = 1; i < terms.length; i++) {
-    if (!((terms[i - 1] as readonly [string, V])[0] < (terms[i] as readonly [string, V])[0])) throw new Error('term tree: terms not in ascending order');
+    if (!((terms[i - 1] as readonly [string, V])[0] < (terms[i] as readonly [string, V])[0])) {
+      throw new EngramError(ErrorCode.SNAPSHOT_INVALID, 'term tree: terms not in ascending order');
+    }
   }
   const term = (i: number) => (terms[i] as readonly [string, V])[0];
   // The node for terms[lo, hi), which share their first `depth` characters.

@@ -1,13 +1,16 @@
 /**
  * Maximal Marginal Relevance with near-duplicate suppression.
  * Candidates come best first. Relevance is each score divided by the best score (0..1, the same scale as
- * cosine; raw fused scores are ~0.03 and would otherwise be drowned by the novelty term). Repeatedly:
+ * cosine; fused scores need not be, RRF's are small, and would otherwise be drowned by the novelty term). Repeatedly:
  *   - drop every remaining candidate whose similarity to a picked one is ≥ duplicateThreshold;
  *   - pick the one maximising  mmr = λ·relevance − (1−λ)·max similarity to those already picked
  *     (ties: the better-ranked candidate).
  * Stops after k picks. O(k·n) similarity calls: the max similarity is updated incrementally.
  */
-import type { DiversityOptions } from './options.js';
+import type { Scored } from './adjust.js';
+import type { DiversityOptions, SearchOptions } from './options.js';
+import { calibratedCosine, dot } from '../vector/similarity.js';
+import type { VectorIndex } from '../vector/vector-index.js';
 
 export interface MmrPick {
   /** Index into the candidate list. */
@@ -61,4 +64,33 @@ export function mmrSelect(
     }
   }
   return { picked, duplicates };
+}
+
+/**
+ * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), then ordered by
+ * score. Similarity is cosine calibrated against `baseline`, the corpus' mean pairwise cosine (0: raw cosine; see
+ * vector/similarity.ts); without vectors only identical texts (case and spacing aside) count as duplicates.
+ */
+export function diversify(all: readonly Scored[], options: SearchOptions, vectors: VectorIndex | null, baseline: number): Scored[] {
+  if (options.raw || options.diversity === false) return all.slice(0, options.k);
+  // MMR reranks only the head of the list: it costs O(k·n) similarities, and a candidate far down should not win
+  // a place on novelty alone (docs/quality.md).
+  const head = all.slice(0, Math.max(3 * options.k, options.k + 20));
+  // Views into the matrix, not copies: selection is synchronous, so no write can move a row meanwhile.
+  const vectorOf = head.map((s) => vectors?.get(s.record.id));
+  const textKeys: (string | undefined)[] = [];
+  const textKey = (i: number) => (textKeys[i] ??= (head[i] as Scored).record.text.trim().toLowerCase().replace(/\s+/g, ' '));
+  const similarity = (a: number, b: number) => {
+    const va = vectorOf[a];
+    const vb = vectorOf[b];
+    if (va && vb) return calibratedCosine(dot(va, vb), baseline);
+    return textKey(a) === textKey(b) ? 1 : 0;
+  };
+  const { picked } = mmrSelect(
+    head.map((s) => s.score),
+    options.k,
+    options.diversity,
+    similarity,
+  );
+  return picked.map(({ index, mmr }) => Object.assign({}, head[index] as Scored, { mmr })).sort((a, b) => b.score - a.score);
 }

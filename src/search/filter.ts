@@ -6,6 +6,7 @@
  * penalty to superseded memories.
  */
 import { invalidInput } from '../errors.js';
+import type { FusedCandidate } from './fuse.js';
 import type { SearchFilter } from './options.js';
 import { toEpochMs } from '../engine/records.js';
 import type { MemoryRecord } from '../types.js';
@@ -47,6 +48,31 @@ export function compileEligibility({ filter, deepRecall, now, anyRestricted = tr
   checks.push((r) => r.validUntil === undefined || now <= r.validUntil);
   if (!deepRecall) checks.push((r) => r.supersededBy === undefined);
   return (record) => checks.every((check) => check(record));
+}
+
+/** A fused candidate that passed the filter stage, with its record and its deep-recall penalty. */
+export interface Eligible {
+  candidate: FusedCandidate;
+  record: MemoryRecord;
+  penalty: number;
+}
+
+/**
+ * The `filter` stage: the fused candidates whose memory still exists and is eligible, each with its score factor.
+ * The legs applied eligibility already; this catches what they did not see: candidates the neighbours stage
+ * brought in, and memories removed while the query was being embedded.
+ */
+export function filterCandidates(
+  fused: readonly FusedCandidate[],
+  recordOf: (id: string) => MemoryRecord | undefined,
+  eligible: Eligibility | null,
+  deepRecallPenalty: number,
+): Eligible[] {
+  return fused.flatMap((candidate) => {
+    const record = recordOf(candidate.id);
+    if (!record || (eligible && !eligible(record))) return [];
+    return [{ candidate, record, penalty: supersededFactor(record, deepRecallPenalty) }];
+  });
 }
 
 /** Score factor for an eligible memory: `deepRecallPenalty` when superseded, else 1. */

@@ -38,24 +38,26 @@ export interface ProjectBoost {
 
 /** Every per-search knob. Defaults live in `defaultSearchOptions`, merged once by `resolveSearchOptions`. */
 export interface SearchOptions {
+  /** Which legs run (search/route.ts). Default 'auto': hybrid, or lexical for one identifier-like token. */
   mode: 'auto' | 'lexical' | 'vector' | 'hybrid';
+  /** Hits returned. Default 5. */
   k: number;
+  /** Candidates each leg contributes (at least `k`). Default 50. */
   candidatePool: number;
   /**
    * How the legs' lists become one score. `'convex'`: weighted sum of min-max normalised leg scores;
-   * `'rrf'`: Reciprocal Rank Fusion with `rrfK`. Default 'convex' (LoCoMo dev, everything else default:
-   * see docs/quality.md for the table behind it).
+   * `'rrf'`: Reciprocal Rank Fusion with `rrfK`. Default 'convex' (docs/quality.md has the evaluation).
    */
   fusion: FusionMethod;
   /** RRF's k (only with `fusion: 'rrf'`). Default 60. */
   rrfK: number;
   /**
    * Leg weights. Convex fusion uses them as shares (w / Σw); RRF multiplies each leg's 1/(k + rank).
-   * Default `{ lexical: 0.8, vector: 0.2 }`: the built-in model's vector leg alone is far weaker than BM25
-   * on conversational memories, but a fifth of the weight still adds recall.
+   * Default `{ lexical: 0.8, vector: 0.2 }`: the built-in model's vector leg alone is weaker than BM25 on
+   * conversational memories, but a fifth of the weight still adds recall (docs/quality.md).
    */
   weights: { lexical: number; vector: number };
-  /** CEMS bonus per leg: +0.05 for rank 1, +0.02 for ranks 2-3. */
+  /** CEMS bonus per leg: +0.05 for rank 1, +0.02 for ranks 2-3. Default false. */
   topRankBonus: boolean;
   /**
    * Thread-neighbour support (stage `neighbours`, after `fuse`): each of the best `lenders` candidates lends
@@ -64,30 +66,41 @@ export interface SearchOptions {
    * Default `{ window: 2, weight: 0.5, lenders: 20 }`.
    */
   neighbours: NeighbourOptions | false;
+  /** Hard constraints (search/filter.ts), applied inside the legs. Default `{}`. */
   filter: SearchFilter;
+  /** Also return superseded memories, their score × `deepRecallPenalty`. Default false. */
   deepRecall: boolean;
+  /** Default 0.5. */
   deepRecallPenalty: number;
+  /** Hits need a final score ≥ this (not with `raw`). Default 0. */
   minScore: number;
+  /** Skip `minScore`, duplicate drop and MMR: the top k by score (debugging). Default false. */
   raw: boolean;
   /** Recency curve R (see decay.ts). Default hyperbolic, half-life 60 days (CEMS). `false`: R = 1. */
   decay: DecayOptions | false;
+  /** Age counts from creation, or from the last access (falling back to creation). Default 'created'. */
   decayFrom: 'created' | 'accessed';
   /**
    * The recency factor applied is R^α: α = 1 is the raw curve, smaller damps it. Default 0.1: a year-old
-   * memory keeps 0.82 of its score, so recency breaks near-ties without burying old facts. On LoCoMo dev
-   * α = 0.3 cost 1 point of recall@10 and α = 1 far more; α = 0.1 costs nothing (docs/quality.md).
+   * memory keeps 0.82 of its score, so recency breaks near-ties without burying old facts (docs/quality.md
+   * has the evaluation of α).
    */
   decayAlpha: number;
-  /** The caller's current project: drives the project boost. */
+  /** The caller's current project: drives the project boost. Default none. */
   project: string | undefined;
+  /** Factors when `project` is set. Default `{ same: 1.3, other: 0.8, none: 0.9 }`. */
   projectBoost: ProjectBoost;
+  /** Factor for pinned memories. Default 1.1. */
   pinnedBoost: number;
-  /** Caller hook multiplied into the boost. In-process engines only (functions do not cross the worker). */
+  /** Caller hook multiplied into the boost. In-process engines only (functions do not cross the worker). Default none. */
   boost: ((memory: MemoryRecord) => number) | undefined;
+  /** MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 0.78, duplicateThreshold: 0.94 }`. */
   diversity: DiversityOptions | false;
+  /** Token budget of the assembled context. Default 2000. */
   tokenBudget: number;
+  /** Count returned hits as accessed (bookkeeping written in the background). Default true. */
   touch: boolean;
-  /** Overrides the engine clock for this search (epoch ms). */
+  /** Overrides the engine clock for this search (epoch ms). Default: the engine clock. */
   now: number | undefined;
 }
 

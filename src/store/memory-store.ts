@@ -5,22 +5,24 @@
  */
 import { EngramError, ErrorCode } from '../errors.js';
 import { changesIndexed } from '../engine/records.js';
+import { checkPackedVectors } from './packed-vectors.js';
 import type { PackedVectors, Store, StoreWrite } from './store.js';
 import type { MemoryRecord } from '../types.js';
 
-interface EmbedderVectors {
+/** The stored vectors of one vector space. */
+interface SpaceVectors {
   dim: number;
   rows: Map<string, Float32Array>;
 }
 
 export function memoryStore(): Store {
   const records = new Map<string, MemoryRecord>();
-  const vectors = new Map<string, EmbedderVectors>();
+  const vectors = new Map<string, SpaceVectors>();
   const meta = new Map<string, string | Uint8Array>();
   let counter = 0;
   let closed = false;
 
-  const open = () => {
+  const requireOpen = () => {
     if (closed) throw new EngramError(ErrorCode.CLOSED, 'the memory store is closed');
   };
 
@@ -29,12 +31,12 @@ export function memoryStore(): Store {
     persistent: false,
 
     async loadRecords() {
-      open();
+      requireOpen();
       return [...records.values()].map((r) => structuredClone(r));
     },
 
     async loadVectors(vectorSpace, dim) {
-      open();
+      requireOpen();
       const stored = vectors.get(vectorSpace);
       const ids = stored && stored.dim === dim ? [...stored.rows.keys()] : [];
       const data = new Float32Array(ids.length * dim);
@@ -43,20 +45,20 @@ export function memoryStore(): Store {
     },
 
     async write(change: StoreWrite) {
-      open();
+      requireOpen();
       // Validate and copy everything first: a bad part must leave the store untouched.
       const put = (change.put ?? []).map((r) => {
         if (typeof r?.id !== 'string' || r.id === '') throw new EngramError(ErrorCode.STORE_FAILED, 'a record without an id cannot be stored');
         return structuredClone(r);
       });
       const remove = change.remove ?? [];
-      const packed = change.vectors && checkPacked(change.vectors);
+      const packed = change.vectors && ownedRows(change.vectors);
       const metaChange = Object.entries(change.meta ?? {}).map(([k, v]) => [k, v instanceof Uint8Array ? v.slice() : v] as const);
 
       const indexedChange = remove.length > 0 || put.some((r) => changesIndexed(records.get(r.id), r));
       for (const id of remove) {
         records.delete(id);
-        for (const byEmbedder of vectors.values()) byEmbedder.rows.delete(id);
+        for (const space of vectors.values()) space.rows.delete(id);
       }
       for (const record of put) records.set(record.id, record);
       if (packed) {
@@ -78,18 +80,18 @@ export function memoryStore(): Store {
     },
 
     async readMeta(key) {
-      open();
+      requireOpen();
       const value = meta.get(key);
       return value instanceof Uint8Array ? value.slice() : (value ?? null);
     },
 
     async changeCounter() {
-      open();
+      requireOpen();
       return counter;
     },
 
     async count() {
-      open();
+      requireOpen();
       return records.size;
     },
 
@@ -99,14 +101,9 @@ export function memoryStore(): Store {
   };
 }
 
-/** Checks a packed block (ids × dim floats, finite) and splits it into owned rows. */
-export function checkPacked(vectors: PackedVectors): { vectorSpace: string; dim: number; rows: [string, Float32Array][] } {
+/** Checks a packed block and splits it into owned rows. */
+function ownedRows(vectors: PackedVectors): { vectorSpace: string; dim: number; rows: [string, Float32Array][] } {
+  checkPackedVectors(vectors);
   const { vectorSpace, dim, ids, data } = vectors;
-  if (typeof vectorSpace !== 'string' || vectorSpace === '' || !Number.isInteger(dim) || dim <= 0) {
-    throw new EngramError(ErrorCode.STORE_FAILED, 'vectors need a vector space and a positive integer dim');
-  }
-  if (!(data instanceof Float32Array) || data.length !== ids.length * dim) {
-    throw new EngramError(ErrorCode.STORE_FAILED, `vectors: ${ids.length} ids × dim ${dim} needs ${ids.length * dim} floats, got ${data?.length}`);
-  }
   return { vectorSpace, dim, rows: ids.map((id, i) => [id, data.slice(i * dim, (i + 1) * dim)]) };
 }

@@ -1,6 +1,6 @@
 /**
- * A bounded memo for a pure function of a string. Used for the embedder's token counter (a tokenizer call costs
- * ~0.1 ms, assembling a context counts every hit, and the same memories come back search after search) and for
+ * A bounded memo for a pure function of a string. Used for the embedder's token counter (assembling a context
+ * tokenizes every hit, and the same memories come back search after search) and for
  * the lexical term pipeline (lowercase, stop words, stemming: a few distinct words make up most of any text).
  * When full, the memo starts over (cheap, and the hot entries return at once).
  */

@@ -95,10 +95,3 @@ export class TopK {
     this.indices[b] = i;
   }
 }
-
-/** Best k of an array of scores, best first (see TopK for the order). */
-export function topK(scores: ArrayLike<number>, k: number): Scored[] {
-  const heap = new TopK(k);
-  for (let i = 0; i < scores.length; i++) heap.push(i, scores[i] as number);
-  return heap.drain();
-}

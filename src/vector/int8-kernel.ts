@@ -27,7 +27,20 @@ export interface Int8Kernel {
   dotsMany(rows: number, count: number, stride: number, length: number, queries: number, groups: number, out: number): void;
 }
 
-/** One row's int8 dot product with the query: leaves the i32x4 partial sums in ACC (locals as in both kernels). */
+/**
+ * One row's int8 dot product with the query: leaves the i32x4 partial sums in ACC (locals as in both kernels).
+ *
+ *   acc = i32x4(0); j = 0
+ *   do:                                                     ;; 16 int8 codes a step
+ *     a = v128.load(row + j); b = v128.load(query + j)
+ *     acc = i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(a), i16x8.extend_low_i8x16_s(b)))
+ *     acc = i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(a), i16x8.extend_high_i8x16_s(b)))
+ *     j += 16
+ *   while j <u stride
+ *
+ * Codes are widened to int16 before multiplying, so −128·−128 is exact; dot_i16x8_s adds two products into
+ * each i32 lane.
+ */
 const rowDot = (ROW: number, QUERY: number, STRIDE: number, J: number, ACC: number, A: number, B: number): number[] => [
   ...op.v128Zero, ...op.set(ACC),
   ...op.i32(0), ...op.set(J),
@@ -44,6 +57,9 @@ const rowDot = (ROW: number, QUERY: number, STRIDE: number, J: number, ACC: numb
 
 function assembleKernels(): Uint8Array<ArrayBuffer> {
   // dots: params 0 rows, 1 count, 2 stride, 3 query, 4 out; locals 5 j (i32), 6 acc, 7 a, 8 b (v128)
+  //   while count != 0:
+  //     rowDot(row = rows); i32.store(out, acc[0] + acc[1] + acc[2] + acc[3])
+  //     out += 4; rows += stride; count -= 1
   const dots = (() => {
     const [ROWS, COUNT, STRIDE, QUERY, OUT, J, ACC, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
     return countDown(COUNT, [
@@ -54,6 +70,10 @@ function assembleKernels(): Uint8Array<ArrayBuffer> {
     ]);
   })();
   // dotsAt: params 0 rows, 1 list, 2 count, 3 stride, 4 query, 5 out; locals 6 j, 7 row (i32), 8 acc, 9 a, 10 b (v128)
+  //   while count != 0:
+  //     row = rows + i32.load(list) · stride
+  //     rowDot(row); i32.store(out, acc[0] + acc[1] + acc[2] + acc[3])
+  //     out += 4; list += 4; count -= 1
   const dotsAt = (() => {
     const [ROWS, LIST, COUNT, STRIDE, QUERY, OUT, J, ROW, ACC, A, B] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
     return countDown(COUNT, [
@@ -69,6 +89,22 @@ function assembleKernels(): Uint8Array<ArrayBuffer> {
   // four accumulators. Four queries per pass over a row: each 16-byte row chunk is loaded and widened once for
   // all four, and the queries come widened already, interleaved chunk by chunk so that every query load has a
   // constant offset.
+  //   step = 4 · count                                      ;; bytes from one query's outputs to the next's
+  //   while count != 0:                                     ;; each row
+  //     start = queries; at = out; left = groups
+  //     while left != 0:                                    ;; each group of four queries
+  //       acc0..acc3 = i32x4(0); query = start; j = 0
+  //       do:
+  //         a = v128.load(rows + j)
+  //         low = i16x8.extend_low_i8x16_s(a); high = i16x8.extend_high_i8x16_s(a)
+  //         for k in 0..3 (unrolled):
+  //           acc_k = i32x4.add(acc_k, i32x4.dot_i16x8_s(low, v128.load(query + 32k)))
+  //           acc_k = i32x4.add(acc_k, i32x4.dot_i16x8_s(high, v128.load(query + 32k + 16)))
+  //         query += 128; j += 16
+  //       while j <u length
+  //       for k in 0..3: i32.store(at, acc_k[0] + acc_k[1] + acc_k[2] + acc_k[3]); at += step
+  //       start += 8 · stride; left -= 1                    ;; the next group (groupBytes)
+  //     out += 4; rows += stride; count -= 1
   const dotsMany = (() => {
     const [ROWS, COUNT, STRIDE, LENGTH, QUERIES, GROUPS, OUT, J, LEFT, START, QUERY, AT, STEP, A, LOW, HIGH, ACC0] = [
       0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,

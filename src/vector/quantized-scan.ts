@@ -1,21 +1,28 @@
 /**
- * Exact top-k at int8 speed. Each row is kept a second time as int8 codes with its own scale (max |x| / 127)
- * and the norm of its rounding error. A search quantises the query the same way, gets every row's int8 dot
- * product from the SIMD kernel (a quarter of the float32 bytes), then rescores in float32 only the rows that
- * could still be in the top k:
+ * Top-k at int8 speed. Each row is kept a second time as int8 codes with its own scale (max |x| / 127) and the
+ * norm of its rounding error. A search quantises the query the same way, gets every row's int8 dot product from
+ * the SIMD kernel (a quarter of the float32 bytes), then rescores in float32 only the rows that could still be
+ * in the top k:
  *
  *   |q·x − approx| ≤ ‖q − q̃‖·‖x̃‖ + ‖q‖·‖x − x̃‖ = e_q·(1 + e_x) + e_x  (Cauchy–Schwarz; q, x unit)
  *
  * 1. rescore the k best rows by approximate score: the k-th best exact score among them, T, is a lower bound of
  *    the true k-th best; 2. rescore every other row whose approx + bound ≥ T. No row of the true top k can be
- *    left out, so the answer is the exact scan's answer (same scores, same order): recall@10 is 1 by
+ *    left out, so the int8 scan answers as the exact scan does (same rows, same scores, same order), by
  *    construction, not by tuning. Eligibility is checked only for rows that would enter the top k.
- * Where WebAssembly SIMD is missing, the exact float32 scan runs instead.
+ *
+ * Only the 1-bit prefilter is approximate. It is on by default and runs in topK once the index holds
+ * `prefilterMinRows` rows (default 10,000) of at least `prefilterMinDim` dims (default 256): sign codes
+ * (sign-codes.ts) pick a shortlist by Hamming distance and the int8 scan above runs on the shortlist alone, so a
+ * top-k row left out of it is missed. `prefilterMinRows: false` keeps topK exact; rowsAbove never prefilters.
+ * Where WebAssembly SIMD is missing, the exact float32 scan runs instead (and nothing is prefiltered).
  */
+import { exactRowsAbove, exactScan, RowsAboveCollector } from './exact-scan.js';
 import { createInt8Kernel, groupBytes, interleaveQueries, type Int8Kernel } from './int8-kernel.js';
+import type { RowsAbove, ScoredRow, VectorRows, VectorScan } from './scan.js';
 import { SignCodes } from './sign-codes.js';
+import { dot } from './similarity.js';
 import { TopK } from '../util/topk.js';
-import { dot, exactRowsAbove, exactScan, RowsAboveCollector, type RowsAbove, type ScoredRow, type VectorIndex, type VectorScan } from './vector-index.js';
 
 /** Rounding slack on the bound (float64 arithmetic on float32 data). */
 const SLACK = 1e-6;
@@ -24,27 +31,20 @@ const QUERY_BLOCK = 32;
 /** Rows per kernel call of rowsAbove: bounds its scratch (QUERY_BLOCK × ROW_TILE int32 dot products, 1 MB). */
 const ROW_TILE = 8192;
 
+/** When the approximate 1-bit prefilter runs, and how many rows it keeps (the recall of the defaults: docs/bench.md). */
 export interface QuantizedScanOptions {
   /**
-   * From this many rows on, a 1-bit prefilter (sign-codes.ts) picks a shortlist by Hamming distance, and the
-   * int8 scan with its exact rescoring runs on the shortlist only: approximate, with recall@10 ≥ 0.99 measured
-   * against the exact scan (`npm run bench`, test/unit/sign-codes.test.ts). Below it, and when a filter leaves
-   * fewer than k shortlisted rows, the exact int8 scan answers. `false` never prefilters. Default 10,000: below
-   * that the int8 scan reads little enough memory that the prefilter does not pay.
+   * From this many rows on, topK prefilters: the int8 scan with its exact rescoring runs on the shortlist only.
+   * Below it, and when a filter leaves fewer than k shortlisted rows, the int8 scan reads every row and is exact.
+   * `false` never prefilters. Default 10,000: below that the int8 scan reads little enough memory that the
+   * prefilter does not pay.
    */
   prefilterMinRows?: number | false;
-  /**
-   * Vectors shorter than this are never prefiltered: fewer sign bits rank too coarsely (on clustered test data
-   * with a 4% shortlist, recall@10 was 0.83 at 96-d, 0.94 at 192-d, 0.99 at 256-d, 0.997 at 384-d). Default 256.
-   */
+  /** Vectors shorter than this are never prefiltered: fewer sign bits rank too coarsely. Default 256. */
   prefilterMinDim?: number;
-  /**
-   * Shortlist size: the larger of this and `size × prefilterShortlistShare`. Default 1,000. On the bench's
-   * 384-d data, recall@10 over its 28 queries was 1.000 with 1,000 of 10k (0.986 with 500) and 1.000 with 8,000
-   * of 100k (0.996 with 4,000).
-   */
+  /** Shortlist size: the largest of this, k and `size × prefilterShortlistShare`. Default 1,000. */
   prefilterShortlist?: number;
-  /** Default 1/20 (5,000 rows at 100k), so recall does not fall as the index grows. */
+  /** Default 1/20: the shortlist grows with the index, so recall does not fall as the index grows. */
   prefilterShortlistShare?: number;
 }
 
@@ -95,7 +95,7 @@ export class QuantizedScan implements VectorScan {
     return this.listOffset + this.capacity * 4;
   }
 
-  rowsChanged(index: VectorIndex, rows: readonly number[]): void {
+  rowsChanged(index: VectorRows, rows: readonly number[]): void {
     this.signs.rowsChanged(index, rows);
     this.tails.rowsChanged(index, rows);
     if (!this.ready(index)) return;
@@ -111,7 +111,7 @@ export class QuantizedScan implements VectorScan {
     }
   }
 
-  topK(index: VectorIndex, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[] {
+  topK(index: VectorRows, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[] {
     const size = index.size;
     if (!this.ready(index) || k <= 0 || size === 0) return exactScan.topK(index, query, k, eligible);
     this.reserve(size);
@@ -134,7 +134,7 @@ export class QuantizedScan implements VectorScan {
    * the kernel just wrote, in candidate order, to the dots area.
    */
   private bestOf(
-    index: VectorIndex,
+    index: VectorRows,
     query: Float32Array,
     { scale: queryScale, error: queryError }: Quantized,
     k: number,
@@ -187,7 +187,7 @@ export class QuantizedScan implements VectorScan {
    * score plus the error bound reaches the floor, which with supersede's high floor is almost never. Queries go
    * to the kernel in blocks, so each block reads the rows from memory once.
    */
-  rowsAbove(index: VectorIndex, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[] {
+  rowsAbove(index: VectorRows, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[] {
     if (!this.ready(index) || index.size === 0) return exactRowsAbove(index, queries, floor, cap, limit);
     this.reserve(index.size);
     const kernel = this.kernel!;
@@ -235,9 +235,9 @@ export class QuantizedScan implements VectorScan {
    * (Cauchy–Schwarz), so
    *   q·x ≤ approx(head) + e_q·(1 + e_x) + e_x + ‖q₂‖·‖x₂‖
    * and only rows whose bound reaches the floor are scored exactly. With supersede's floor (two memories nearly
-   * the same) about a quarter of the dims rules out all but about one row in 1,000 (bench corpus, built-in model).
+   * the same) the head alone rules out almost every row, at a quarter of the bytes.
    */
-  private above(index: VectorIndex, query: Float32Array, { scale, tail, reach }: QueryBounds, dots: Int32Array, first: number, floor: number, found: RowsAboveCollector): void {
+  private above(index: VectorRows, query: Float32Array, { scale, tail, reach }: QueryBounds, dots: Int32Array, first: number, floor: number, found: RowsAboveCollector): void {
     const { scales, dim } = this;
     const norms = this.tails.norms;
     const matrix = index.matrix;
@@ -250,7 +250,7 @@ export class QuantizedScan implements VectorScan {
   }
 
   /** The 1-bit prefilter's shortlist (sorted rows), or null when it is off, unavailable or the index is small. */
-  private shortlist(index: VectorIndex, query: Float32Array, k: number): Int32Array | null {
+  private shortlist(index: VectorRows, query: Float32Array, k: number): Int32Array | null {
     const { prefilterMinRows, prefilterMinDim, prefilterShortlist, prefilterShortlistShare } = this.options;
     const size = index.size;
     if (prefilterMinRows === false || size < prefilterMinRows || index.dim < prefilterMinDim) return null;
@@ -258,7 +258,7 @@ export class QuantizedScan implements VectorScan {
   }
 
   /** Sizes itself to the index on first use; false where there is no SIMD kernel. */
-  private ready(index: VectorIndex): boolean {
+  private ready(index: VectorRows): boolean {
     if (this.kernel === undefined || this.dim !== index.dim) {
       this.dim = index.dim;
       this.stride = Math.ceil(index.dim / 16) * 16;
@@ -332,7 +332,7 @@ class TailNorms {
   norms = new Float64Array(0);
   private dim = 0;
 
-  rowsChanged(index: VectorIndex, rows: readonly number[]): void {
+  rowsChanged(index: VectorRows, rows: readonly number[]): void {
     const { dim, size } = index;
     if (dim !== this.dim) {
       this.dim = dim;

@@ -2,20 +2,37 @@
  * 1-bit sign codes for a fast vector prefilter: bit j of a row is 1 when x_j > c_j, c being the mean row when
  * the codes were built (centring matters: real embeddings share a direction, and uncentred signs would mostly
  * agree). The Hamming distance between the codes of the query and a row tracks the angle between them, so the
- * rows nearest by Hamming distance are a shortlist that contains the true top k with high probability, read
- * from 1/32 of the float32 bytes (100k × 384-d: 4.8 MB).
+ * rows nearest by Hamming distance are a shortlist that contains the true top k with high probability (not
+ * always: the prefilter is approximate), read from 1/32 of the float32 bytes.
  *
  * The centre is frozen while the row count stays within 2× of the count it was built at (every code then means
  * the same thing); outside that band all rows are re-encoded, which amortises to O(1) per change.
  */
 import { addTo, assembleModule, compileSimd, countDown, KernelMemory, op, sumLanes } from './wasm-encoder.js';
-import type { VectorIndex } from './vector-index.js';
+import type { VectorRows } from './scan.js';
 
 type HammingFn = (rows: number, count: number, stride: number, query: number, out: number, histogram: number) => void;
 
 /**
  * hamming(rows, count, stride, query, out, histogram): out[r] = popcount(rows[r] xor query) for rows `stride`
- * bytes apart, and histogram[out[r]] += 1 (int32 counts, zeroed by the caller).
+ * bytes apart (stride a multiple of 16), and histogram[out[r]] += 1 (int32 counts, zeroed by the caller).
+ * Step by step, as assembled below (offsets are byte addresses in the memory):
+ *
+ *   while count != 0:
+ *     acc = i16x8(0); j = 0
+ *     do:                                          ;; 16 bytes = 128 bits a step
+ *       x = v128.xor(v128.load(rows + j), v128.load(query + j))
+ *       acc = i16x8.add(acc, i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(x)))
+ *       j += 16
+ *     while j <u stride
+ *     acc = i32x4.extadd_pairwise_i16x8_u(acc)
+ *     distance = acc[0] + acc[1] + acc[2] + acc[3]  ;; i32x4.extract_lane
+ *     i32.store(out, distance)
+ *     slot = histogram + 4·distance; i32.store(slot, i32.load(slot) + 1)
+ *     out += 4; rows += stride; count -= 1
+ *
+ * An i16 lane gains at most 16 a step (the bits of two bytes) and is read as unsigned, so it cannot overflow
+ * in up to 4,095 steps (a stride under 64 KB).
  */
 function assembleHamming(): Uint8Array<ArrayBuffer> {
   // params: 0 rows, 1 count, 2 stride, 3 query, 4 out, 5 histogram; locals: 6 j, 7 distance, 8 slot (i32), 9 acc (v128)
@@ -49,14 +66,32 @@ function hammingModule(): WebAssembly.Module | null {
   return compiled;
 }
 
-/** True where the SIMD Hamming kernel can run (the prefilter is skipped elsewhere). */
-export function signCodesAvailable(): boolean {
-  return hammingModule() !== null;
+/** The Hamming kernel on its own memory (offsets in `hamming` are byte offsets into `buffer`). */
+export interface HammingKernel {
+  /** Views on it die when it grows: re-create them after `grow`. */
+  readonly buffer: ArrayBuffer;
+  /** Grows the memory to at least `bytes`. */
+  grow(bytes: number): void;
+  readonly hamming: HammingFn;
+}
+
+class SimdHamming extends KernelMemory implements HammingKernel {
+  readonly hamming: HammingFn;
+
+  constructor(module: WebAssembly.Module, bytes: number) {
+    super(module, bytes);
+    this.hamming = this.exports.hamming as HammingFn;
+  }
+}
+
+/** A Hamming kernel with at least `bytes` of memory, or null where WebAssembly SIMD is unavailable (then nothing is prefiltered). */
+export function createHammingKernel(bytes: number): HammingKernel | null {
+  const module = hammingModule();
+  return module ? new SimdHamming(module, bytes) : null;
 }
 
 export class SignCodes {
-  private kernel: KernelMemory | null = null;
-  private hamming: HammingFn = () => undefined;
+  private kernel: HammingKernel | null = null;
   private dim = 0;
   /** Bytes per row: dim bits rounded up to 128 (the kernel's step), zero-padded. */
   private stride = 0;
@@ -83,7 +118,7 @@ export class SignCodes {
   }
 
   /** Re-encodes rows written since (only once codes exist: `shortlist` builds them on first use). */
-  rowsChanged(index: VectorIndex, rows: readonly number[]): void {
+  rowsChanged(index: VectorRows, rows: readonly number[]): void {
     if (!this.center || this.dim !== index.dim) return;
     this.reserve(index.size);
     const codes = new Uint8Array(this.kernel!.buffer, this.rowsOffset, this.capacity * this.stride);
@@ -95,7 +130,7 @@ export class SignCodes {
    * Rows ordered by nothing in particular: every row with a Hamming distance below the cut, plus rows at the cut
    * (lowest rows first) up to `count` in all. Null where the kernel is unavailable.
    */
-  shortlist(index: VectorIndex, query: Float32Array, count: number): Int32Array | null {
+  shortlist(index: VectorRows, query: Float32Array, count: number): Int32Array | null {
     if (!this.ready(index)) return null;
     const size = index.size;
     const kernel = this.kernel!;
@@ -106,7 +141,7 @@ export class SignCodes {
     // Counting selection: distances are small integers (0..dim), so no sort is needed.
     const histogram = new Int32Array(kernel.buffer, this.histogramOffset, this.dim + 1);
     histogram.fill(0);
-    this.hamming(this.rowsOffset, size, this.stride, 0, this.distancesOffset, this.histogramOffset);
+    kernel.hamming(this.rowsOffset, size, this.stride, 0, this.distancesOffset, this.histogramOffset);
     const distances = new Int32Array(kernel.buffer, this.distancesOffset, size);
     let cut = 0;
     let below = 0;
@@ -122,16 +157,14 @@ export class SignCodes {
   }
 
   /** Builds codes for every row when there are none yet, or the row count left the band the centre was made for. */
-  private ready(index: VectorIndex): boolean {
+  private ready(index: VectorRows): boolean {
     if (this.dim !== index.dim || this.kernel === null) {
-      const module = hammingModule();
-      if (!module) return false;
+      if (!hammingModule()) return false;
       this.dim = index.dim;
       this.stride = Math.ceil(index.dim / 128) * 16;
       this.capacity = 0;
       this.center = null;
-      this.kernel = new KernelMemory(module, this.rowsOffset + this.stride * 64);
-      this.hamming = this.kernel.exports.hamming as HammingFn;
+      this.kernel = createHammingKernel(this.rowsOffset + this.stride * 64);
     }
     const size = index.size;
     if (!this.center || size > 2 * this.builtAt || size < this.builtAt / 2) {

@@ -3,114 +3,15 @@
  * `dim` floats per row), with id <-> row maps. Rows are L2-normalised on entry, so cosine is a dot product.
  * Removal swaps the last row into the hole, so the matrix stays dense.
  *
- * The scan is pluggable (`VectorScan`): the default is an exact float32 scan with a bounded heap; a quantised
- * scan (int8 / 1-bit with exact rescoring of a shortlist) can follow row changes through `rowsChanged`.
+ * The scan is pluggable (`VectorScan`, scan.ts): the default is the exact float32 scan (exact-scan.ts); a
+ * quantised scan (quantized-scan.ts) follows row changes through `rowsChanged`. A scan reads the index only as
+ * `VectorRows`.
  */
-import { meanPairwiseCosine } from './similarity.js';
-import { TopK } from '../util/topk.js';
+import { exactRowsAbove, exactScan } from './exact-scan.js';
+import type { VectorRows, VectorScan } from './scan.js';
+import { meanPairwiseCosine, normalize } from './similarity.js';
 
-export interface ScoredRow {
-  row: number;
-  score: number;
-}
-
-export interface VectorScan {
-  /** Called after rows were written (set, or moved by a swap-remove). Rows ≥ index.size no longer exist. */
-  rowsChanged?(index: VectorIndex, rows: readonly number[]): void;
-  /** Best k rows for a normalised query, best first; rows failing `eligible` are never returned. */
-  topK(index: VectorIndex, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[];
-  /** `exactRowsAbove`'s answer, faster (same rows, same scores, same order). */
-  rowsAbove?(index: VectorIndex, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[];
-}
-
-/** The rows scoring at least a floor: the best `cap` of them (best first, ordered as topK orders) and whether there were more. */
-export interface RowsAbove {
-  rows: ScoredRow[];
-  more: boolean;
-}
-
-/**
- * For each normalised query (number q), the rows below `limit(q)` (default: all) whose score is ≥ `floor`. One
- * call for many queries: a threshold question (supersede's "is anything this similar?") rather than a top-k one.
- */
-export function exactRowsAbove(
-  index: VectorIndex,
-  queries: readonly Float32Array[],
-  floor: number,
-  cap: number,
-  limit?: (query: number) => number,
-): RowsAbove[] {
-  const { dim, matrix } = index;
-  return queries.map((query, q) => {
-    const found = new RowsAboveCollector(cap);
-    const rows = Math.min(index.size, limit ? limit(q) : index.size);
-    for (let row = 0; row < rows; row++) found.offer(row, dot(query, matrix, row * dim), floor);
-    return found.result();
-  });
-}
-
-/** Keeps the best `cap` rows offered with a score ≥ floor, and counts them all. */
-export class RowsAboveCollector {
-  private readonly best: TopK;
-  private count = 0;
-
-  constructor(private readonly cap: number) {
-    this.best = new TopK(cap);
-  }
-
-  offer(row: number, score: number, floor: number): void {
-    if (!(score >= floor)) return;
-    this.count++;
-    this.best.push(row, score);
-  }
-
-  result(): RowsAbove {
-    return { rows: this.best.drain().map(({ index: row, score }) => ({ row, score })), more: this.count > this.cap };
-  }
-}
-
-/** Dot product of two equal-length vectors (the first `dim` floats of b starting at `offset`). */
-export function dot(a: Float32Array, b: Float32Array, offset = 0): number {
-  let sum = 0;
-  const n = a.length;
-  let i = 0;
-  // Four accumulators: fewer dependent additions per iteration, measurably faster in V8.
-  let s1 = 0, s2 = 0, s3 = 0;
-  for (; i + 3 < n; i += 4) {
-    sum += (a[i] as number) * (b[offset + i] as number);
-    s1 += (a[i + 1] as number) * (b[offset + i + 1] as number);
-    s2 += (a[i + 2] as number) * (b[offset + i + 2] as number);
-    s3 += (a[i + 3] as number) * (b[offset + i + 3] as number);
-  }
-  for (; i < n; i++) sum += (a[i] as number) * (b[offset + i] as number);
-  return sum + s1 + s2 + s3;
-}
-
-/** A unit-length copy (a zero vector stays zero: its cosine to anything is 0). */
-export function normalize(vector: ArrayLike<number>): Float32Array {
-  const out = Float32Array.from(vector);
-  let norm = 0;
-  for (let i = 0; i < out.length; i++) norm += (out[i] as number) * (out[i] as number);
-  norm = Math.sqrt(norm);
-  if (norm > 0) for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) / norm;
-  return out;
-}
-
-/** Exact float32 scan: one pass over the matrix, partial top-k through a heap. */
-export const exactScan: VectorScan = {
-  topK(index, query, k, eligible) {
-    const heap = new TopK(k);
-    const { dim, size } = index;
-    const matrix = index.matrix;
-    for (let row = 0; row < size; row++) {
-      if (eligible && !eligible(row)) continue;
-      heap.push(row, dot(query, matrix, row * dim));
-    }
-    return heap.drain().map(({ index: row, score }) => ({ row, score }));
-  },
-};
-
-export class VectorIndex {
+export class VectorIndex implements VectorRows {
   readonly dim: number;
   private data: Float32Array;
   private readonly rowIds: string[] = [];

@@ -7,6 +7,7 @@
  * `open` must return an empty store on its first call in a case; a later call within the same case must
  * reopen the same data (for the persistence case; it is skipped when `store.persistent` is false).
  */
+import { ErrorCode } from '../../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../../src/store/store.js';
 import type { MemoryRecord } from '../../src/types.js';
 
@@ -41,6 +42,11 @@ async function assertRejects(promise: Promise<unknown>, message: string): Promis
     return error;
   }
   throw new SpecFailure(`${message}: expected a rejection`);
+}
+
+function assertCode(error: unknown, code: ErrorCode, message: string): void {
+  const actual = (error as { code?: unknown } | null)?.code;
+  if (actual !== code) throw new SpecFailure(`${message}: expected an error with code ${code}, got ${String(actual)} (${String(error)})`);
 }
 
 /** Stable JSON: object keys sorted, typed arrays as plain arrays rounded to 6 decimals. */
@@ -239,10 +245,11 @@ export const storeSpec: StoreSpecCase[] = [
         await store.write({ put: [record('keep')], vectors: packed('e', 3, ['keep']), meta: { k: 'before' } });
         const counter = await store.changeCounter();
         const bad: PackedVectors = { vectorSpace: 'e', dim: 3, ids: ['x', 'y'], data: new Float32Array(4) };
-        await assertRejects(
+        const error = await assertRejects(
           store.write({ put: [record('x'), record('y')], remove: ['keep'], vectors: bad, meta: { k: 'after' } }),
           'write with a malformed vectors block',
         );
+        assertCode(error, ErrorCode.DIMENSION_MISMATCH, 'a block of another size than ids × dim');
         assertEqual((await store.loadRecords()).map((r) => r.id), ['keep'], 'records unchanged');
         assertEqual((await store.loadVectors('e', 3)).ids, ['keep'], 'vectors unchanged');
         assertEqual(await store.readMeta('k'), 'before', 'meta unchanged');
@@ -250,6 +257,24 @@ export const storeSpec: StoreSpecCase[] = [
         // and the store still works afterwards
         await store.write({ put: [record('z')] });
         assertEqual(await store.count(), 2, 'count after recovery');
+      }),
+  },
+  {
+    name: 'a vectors block without a vector space or with a bad dim is refused with STORE_FAILED, changing nothing',
+    run: (open) =>
+      withStore(open, async (store) => {
+        await store.write({ put: [record('keep')], vectors: packed('e', 3, ['keep']) });
+        const blocks: [string, PackedVectors][] = [
+          ['no vector space', { ...packed('e', 3, ['x']), vectorSpace: '' }],
+          ['dim 0', { vectorSpace: 'e', dim: 0, ids: ['x'], data: new Float32Array(0) }],
+          ['fractional dim', { vectorSpace: 'e', dim: 1.5, ids: ['x', 'y'], data: new Float32Array(3) }],
+        ];
+        for (const [what, vectors] of blocks) {
+          const error = await assertRejects(store.write({ put: [record('x')], vectors }), `write with ${what}`);
+          assertCode(error, ErrorCode.STORE_FAILED, what);
+        }
+        assertEqual((await store.loadRecords()).map((r) => r.id), ['keep'], 'records unchanged');
+        assertEqual((await store.loadVectors('e', 3)).ids, ['keep'], 'vectors unchanged');
       }),
   },
   {

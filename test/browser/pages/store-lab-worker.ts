@@ -3,7 +3,8 @@ import * as Comlink from 'comlink';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { storeSpec } from '../../spec/store-spec.js';
-import { migrations, openSqliteStore, SCHEMA_VERSION } from '../../../worker/sqlite-store.js';
+import { migrations, SCHEMA_VERSION } from '../../../worker/sqlite-schema.js';
+import { openSqliteStore } from '../../../worker/sqlite-store.js';
 import { Connection, type SqliteBackend } from '../../../worker/sqlite.js';
 
 export interface SpecResult {

@@ -1,6 +1,6 @@
 /** Inputs and helpers shared by the Node and browser embedder tests (the browser page imports this file too). */
 
-/** The expected ordering: the paraphrase scores ≈ 0.74, the unrelated sentence ≈ 0.16. */
+/** One paraphrase and one unrelated sentence for an anchor: a stronger model must score the paraphrase higher. */
 export const SIMILARITY = {
   anchor: 'The cat sits on the mat',
   paraphrase: 'A kitten is resting on a rug',
@@ -39,4 +39,29 @@ export function maxAbsDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): numb
 
 export function norm(vector: ArrayLike<number>): number {
   return Math.sqrt(cosine(vector, vector));
+}
+
+/** Paraphrase pairs, each on its own topic. */
+export const PARAPHRASES: [string, string][] = [
+  [SIMILARITY.anchor, SIMILARITY.paraphrase],
+  ['She is cooking pasta for dinner', 'He makes spaghetti for the evening meal'],
+  ['It will rain heavily tomorrow', 'Expect a storm with lots of rain tomorrow'],
+  ['The children are playing football in the park', 'Kids kick a soccer ball around on the grass'],
+  ['My laptop battery died during the meeting', 'The notebook computer ran out of charge in the conference'],
+  [SIMILARITY.unrelated, 'Sales for the quarter rose by eight percent'],
+  ['We booked a flight to Paris for our holiday', 'Our vacation plans include flying to France'],
+  ['The doctor prescribed antibiotics for the infection', 'A physician gave her medicine to treat the illness'],
+];
+
+/** The texts (PARAPHRASES flattened, so text i pairs with text i ^ 1) whose most similar other text is not their paraphrase. */
+export function notNearestToParaphrase(texts: string[], vectors: ArrayLike<number>[]): string[] {
+  return texts.filter((_, i) => {
+    let nearest = -1;
+    let best = -Infinity;
+    vectors.forEach((vector, j) => {
+      const similarity = j === i ? -Infinity : cosine(vectors[i]!, vector);
+      if (similarity > best) [nearest, best] = [j, similarity];
+    });
+    return nearest !== (i ^ 1);
+  });
 }

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../../src/errors.js';
 import { createEngine, memoryStore, type Store } from '../../../src/index.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
-import { decodeSnapshot, documentHashes, encodeSnapshot, recordHash, SNAPSHOT_VERSION, SnapshotError } from '../../../src/lexical/snapshot.js';
+import { decodeSnapshot, documentHashes, encodeSnapshot, recordHash, SNAPSHOT_VERSION } from '../../../src/lexical/snapshot.js';
 import type { MemoryRecord } from '../../../src/types.js';
 
 const clock = () => Date.UTC(2024, 5, 1);
@@ -49,6 +50,21 @@ function withWord(bytes: Uint8Array, word: number, value: number): Uint8Array {
   new DataView(copy.buffer).setUint32(word * 4, value, true);
   return copy;
 }
+
+/** Sets the checksum word of `bytes` edited on purpose, computed as snapshot.ts does over every word after it. */
+function resealed(bytes: Uint8Array): Uint8Array {
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  let h = 0x2545f491;
+  for (const word of words.subarray(3)) {
+    h = Math.imul(h ^ word, 0x9e3779b1);
+    h ^= h >>> 15;
+  }
+  words[2] = h >>> 0;
+  return bytes;
+}
+
+/** What every snapshot refusal throws. */
+const refusal = expect.objectContaining({ name: 'EngramError', code: ErrorCode.SNAPSHOT_INVALID });
 
 describe('lexical index snapshots', () => {
   it('a current snapshot is restored instead of re-indexing, with identical results', async () => {
@@ -147,12 +163,44 @@ describe('lexical index snapshots', () => {
       ['JSON of the old format', new TextEncoder().encode('{"format":"engram-lexical-index","version":1}')],
     ];
     for (const [what, bytes] of bad) {
-      expect(() => decodeSnapshot(bytes), what).toThrow(SnapshotError);
+      expect(() => decodeSnapshot(bytes), what).toThrow(refusal);
       const engine = await createEngine({ clock, store, indexSnapshot: bytes });
       expect(engine.lexicalSource, what).toBe('rebuilt');
       await expectSameAsRebuilt(engine, store);
     }
     expect((await createEngine({ clock, store, indexSnapshot: snapshot, lexical: { stopWords: false } })).lexicalSource).toBe('rebuilt');
+  });
+
+  it('refuses a flipped byte, another version and terms out of order with an EngramError SNAPSHOT_INVALID', async () => {
+    const index = new LexicalIndex({ stem: false, stopWords: false });
+    const record: MemoryRecord = { id: 'x', text: 'aaa bbb', tags: [], createdAt: 0, priority: 1, pinned: false, accessCount: 0 };
+    index.addAll([record]);
+    const state = index.state();
+    const snapshot = encodeSnapshot(state, { settings: index.settingsKey, counter: 1 }, await documentHashes(state.documentIds, new Map([['x', record]])));
+    expect(decodeSnapshot(resealed(snapshot.slice())).state.documentIds).toEqual(state.documentIds); // resealing alone changes nothing
+
+    const flipped = snapshot.slice();
+    flipped[snapshot.length - 5] = (flipped[snapshot.length - 5] as number) ^ 0x01;
+    expect(() => decodeSnapshot(flipped)).toThrow(refusal);
+    expect(() => decodeSnapshot(flipped)).toThrow(/checksum/);
+
+    for (const version of [SNAPSHOT_VERSION - 1, SNAPSHOT_VERSION + 1]) {
+      expect(() => decodeSnapshot(resealed(withWord(snapshot, 1, version)))).toThrow(refusal);
+      expect(() => decodeSnapshot(resealed(withWord(snapshot, 1, version)))).toThrow(/version/);
+    }
+
+    // The terms (after the document ids in the strings section) swapped, the checksum made right again.
+    const swapped = snapshot.slice();
+    const at = Buffer.from(swapped).indexOf('xaaabbb') + 1;
+    expect(at).toBeGreaterThan(0);
+    swapped.set(new TextEncoder().encode('bbbaaa'), at);
+    expect(() => decodeSnapshot(resealed(swapped))).toThrow(refusal);
+    expect(() => decodeSnapshot(resealed(swapped))).toThrow(/out of order/);
+
+    // Out of order in a decoded state: the restore refuses it too.
+    const decoded = decodeSnapshot(snapshot);
+    const reversed = { ...decoded.state, terms: decoded.state.terms.slice().reverse() };
+    expect(() => new LexicalIndex({ stem: false, stopWords: false }).restore(reversed)).toThrow(refusal);
   });
 
   it('writes after the snapshot (a crash before the next save) are caught up from the hashes', async () => {

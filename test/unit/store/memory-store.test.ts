@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EngramError, ErrorCode } from '../../../src/errors.js';
 import { memoryStore, type Store } from '../../../src/index.js';
 import { storeSpec } from '../../spec/store-spec.js';
 
@@ -22,6 +23,18 @@ describe('the store spec can fail', () => {
   it('catches a non-atomic write', async () => {
     const atomicity = storeSpec.find((c) => c.name.startsWith('a write that fails midway'))!;
     await expect(atomicity.run(async () => nonAtomic())).rejects.toThrow(/records unchanged/);
+  });
+
+  it('catches a store that refuses a malformed vectors block with another code', async () => {
+    const atomicity = storeSpec.find((c) => c.name.startsWith('a write that fails midway'))!;
+    const recoded = (): Store => {
+      const inner = memoryStore();
+      return {
+        ...inner,
+        write: (change) => inner.write(change).catch((error: unknown) => Promise.reject(new EngramError(ErrorCode.STORE_FAILED, String(error)))),
+      };
+    };
+    await expect(atomicity.run(async () => recoded())).rejects.toThrow(/expected an error with code DIMENSION_MISMATCH, got STORE_FAILED/);
   });
 
   it('catches a store that forgets vectors of a second embedder', async () => {

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/index.js';
 import { memoizeByText } from '../../../src/util/memo.js';
-import { calibratedCosine, meanPairwiseCosine } from '../../../src/vector/similarity.js';
-import { dot, normalize, VectorIndex } from '../../../src/vector/vector-index.js';
+import { calibratedCosine, dot, meanPairwiseCosine, normalize } from '../../../src/vector/similarity.js';
+import { VectorIndex } from '../../../src/vector/vector-index.js';
 import type { Embedder } from '../../../src/types.js';
 
 function naiveMeanPairwise(vectors: Float32Array[]): number {

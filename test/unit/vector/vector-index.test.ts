@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dot, exactScan, normalize, VectorIndex, type VectorScan } from '../../../src/vector/vector-index.js';
+import { exactScan } from '../../../src/vector/exact-scan.js';
+import type { VectorScan } from '../../../src/vector/scan.js';
+import { dot, normalize } from '../../../src/vector/similarity.js';
+import { VectorIndex } from '../../../src/vector/vector-index.js';
 
 const vec = (...xs: number[]) => Float32Array.from(xs);
 
@@ -74,7 +77,7 @@ describe('vector leg: contiguous matrix, dot product, partial top-k', () => {
     const seen: number[][] = [];
     let scans = 0;
     const scan: VectorScan = {
-      rowsChanged: (_index, rows) => seen.push(rows.slice()),
+      rowsChanged: (_rows, changed) => seen.push(changed.slice()),
       topK: (index, query, k, eligible) => {
         scans++;
         return exactScan.topK(index, query, k, eligible);

@@ -1,0 +1,31 @@
+/**
+ * `engram/advanced`: what only some apps need. Vector scans to plug into `createEngine({ vectorScan })`, the
+ * lexical building blocks, the search-option resolver, the built-in model's settings, and errors as plain data for
+ * an app's own channels.
+ */
+export { defaultSearchOptions, resolveSearchOptions } from './search/options.js';
+export type { FusionMethod } from './search/fuse.js';
+export type { NeighbourOptions } from './search/neighbours.js';
+export { estimateTokens } from './search/assemble.js';
+
+export { ENGLISH_STOP_WORDS } from './lexical/stopwords.js';
+export { stemEnglish } from './lexical/stem.js';
+export type { IndexSnapshot } from './lexical/snapshot.js';
+
+export { exactScan } from './vector/exact-scan.js';
+export { defaultQuantizedScanOptions, QuantizedScan, type QuantizedScanOptions } from './vector/quantized-scan.js';
+export type { RowsAbove, ScoredRow, VectorRows, VectorScan } from './vector/scan.js';
+
+export {
+  BUILTIN_MODEL,
+  EMBEDDER_DEFAULTS,
+  type ActiveDevice,
+  type DeviceChoice,
+  type DeviceReason,
+  type EmbedderDevice,
+  type EmbedderDtype,
+  type Pooling,
+  type WasmPaths,
+} from './embedder/options.js';
+
+export { deserializeError, serializeError, type SerializedEngramError } from './errors.js';

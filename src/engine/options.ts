@@ -1,0 +1,115 @@
+/** The engine's options: what a caller may pass, and the checked, defaulted form the engine's parts read. */
+import { invalidInput, type EngramError } from '../errors.js';
+import type { IndexSnapshot } from '../lexical/snapshot.js';
+import type { LexicalOptions } from '../lexical/lexical-index.js';
+import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
+import { memoryStore } from '../store/memory-store.js';
+import type { Store } from '../store/store.js';
+import type { Embedder, Progress } from '../types.js';
+import { QuantizedScan } from '../vector/quantized-scan.js';
+import type { VectorScan } from '../vector/scan.js';
+import type { RecordLimits } from './records.js';
+
+export interface EngineOptions {
+  /** Where memories live. Default: `memoryStore()` (in memory, lost on exit). The engine closes it on `close()`. */
+  store?: Store;
+  /** The embedder for the vector leg. Default `null`: lexical only. */
+  embedder?: Embedder | null;
+  /** What "now" means (epoch ms). Default `Date.now`. */
+  clock?: () => number;
+  /** This engine's default search options, merged over `defaultSearchOptions`. Default `{}`. */
+  search?: Partial<SearchOptions>;
+  /** On add, a new memory whose cosine to a live one is ≥ this supersedes the older. `false` disables. Default 0.95. */
+  supersedeThreshold?: number | false;
+  /**
+   * Supersede and MMR compare memories by cosine calibrated to this store: (cos − b) / (1 − b), b = the mean
+   * cosine between two stored memories, so a threshold means the same with any model (similarity.ts).
+   * Default true; false compares raw cosines, which some models put close to 1 for most sentences of one
+   * conversation (supersede would then hide them).
+   */
+  calibrateSimilarity?: boolean;
+  /** Lexical index settings (stop words, term processor, BM25 parameters, field weights). Default: LexicalIndex's. */
+  lexical?: LexicalOptions;
+  /** Longest accepted memory text in UTF-16 code units. Default 100,000. */
+  maxTextLength?: number;
+  /**
+   * Texts per embedder call on add, import and re-indexing. Default 128. The embedder sorts a call's texts by
+   * length before running its own batches, so larger calls pad less; the worker answers searches between calls,
+   * so one call is the longest a search waits behind an ingest.
+   */
+  embedBatchSize?: number;
+  /** Makes the vector scan. Default: `QuantizedScan` (int8 + exact rescoring, same answers as `exactScan`). */
+  vectorScan?: () => VectorScan;
+  /** Progress of background re-indexing (memories without a vector for the current embedder). Default: none. */
+  onIndexProgress?(progress: Progress): void;
+  /** Failures of background work (re-indexing, touch bookkeeping). Default: `console.warn`. */
+  onBackgroundError?(error: EngramError): void;
+  /** A lexical index snapshot from `engine.indexSnapshot()`; used on open only if it still matches the store (else rebuilt). Default: none. */
+  indexSnapshot?: IndexSnapshot | null;
+}
+
+/** `EngineOptions` checked once, with every default filled in. */
+export interface ResolvedEngineOptions {
+  store: Store;
+  embedder: Embedder | null;
+  clock: () => number;
+  search: Partial<SearchOptions>;
+  supersedeThreshold: number | false;
+  calibrateSimilarity: boolean;
+  lexical: LexicalOptions | undefined;
+  limits: RecordLimits;
+  embedBatchSize: number;
+  vectorScan: () => VectorScan;
+  onIndexProgress: (progress: Progress) => void;
+  onBackgroundError: (error: EngramError) => void;
+  indexSnapshot: IndexSnapshot | null;
+}
+
+/** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults. */
+export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOptions {
+  const store = options.store ?? memoryStore();
+  const search = options.search ?? {};
+  validateSearchOptions(resolveSearchOptions(search));
+  const maxTextLength = positiveInt(options.maxTextLength ?? 100_000, 'maxTextLength');
+  const embedBatchSize = positiveInt(options.embedBatchSize ?? 128, 'embedBatchSize');
+  const supersedeThreshold = options.supersedeThreshold ?? 0.95;
+  if (supersedeThreshold !== false && !(typeof supersedeThreshold === 'number' && Number.isFinite(supersedeThreshold))) {
+    throw invalidInput('supersedeThreshold must be a number or false');
+  }
+  const embedder = options.embedder ?? null;
+  if (embedder !== null) checkEmbedder(embedder);
+  return {
+    store,
+    embedder,
+    clock: options.clock ?? Date.now,
+    search,
+    supersedeThreshold,
+    calibrateSimilarity: options.calibrateSimilarity ?? true,
+    lexical: options.lexical,
+    limits: { maxTextLength },
+    embedBatchSize,
+    vectorScan: options.vectorScan ?? (() => new QuantizedScan()),
+    // Called as methods of `options`, as given.
+    onIndexProgress: (progress) => {
+      options.onIndexProgress?.(progress);
+    },
+    onBackgroundError: (error) => {
+      if (options.onBackgroundError) options.onBackgroundError(error);
+      else console.warn(error);
+    },
+    indexSnapshot: options.indexSnapshot ?? null,
+  };
+}
+
+/** Throws INVALID_INPUT unless `embedder` has an id, an embed function and a positive integer dim. */
+export function checkEmbedder(embedder: Embedder): void {
+  if (typeof embedder !== 'object' || typeof embedder.embed !== 'function' || typeof embedder.id !== 'string' || !embedder.id) {
+    throw invalidInput('embedder must have an id string and an embed(texts) function');
+  }
+  if (!Number.isInteger(embedder.dim) || embedder.dim <= 0) throw invalidInput(`embedder ${embedder.id} has an invalid dim: ${embedder.dim}`);
+}
+
+function positiveInt(value: number, name: string): number {
+  if (!Number.isInteger(value) || value <= 0) throw invalidInput(`${name} must be a positive integer, got ${value}`);
+  return value;
+}

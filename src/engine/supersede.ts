@@ -1,0 +1,126 @@
+/**
+ * Supersede on add, as a pure plan: each new memory is compared with the live (not superseded) stored memories
+ * and the earlier items of its batch; when the best cosine (calibrated against the mean pairwise cosine of the
+ * stored and new memories, unless calibration is off) is ≥ the threshold, the one created earlier (the new one
+ * on a tie) gets `supersededBy` = the other.
+ *
+ * This is a threshold question, not a top-k one: only memories at least that similar matter. So the whole batch
+ * asks it at once (one pass of the int8 kernel over the stored rows for many new memories, most rows ruled out
+ * by a bound: quantized-scan.ts rowsAbove), and the answers are then walked in batch order, where liveness can
+ * change from one new memory to the next.
+ */
+import type { MemoryRecord } from '../types.js';
+import { calibratedCosine, meanPairwiseCosine } from '../vector/similarity.js';
+import type { VectorScan } from '../vector/scan.js';
+import { VectorIndex } from '../vector/vector-index.js';
+import { cloneRecord } from './records.js';
+
+/** Best matches kept per new memory; only when none of them is live are all the others looked at. */
+export const SUPERSEDE_PROBE = 8;
+
+export interface SupersedeContext {
+  /** The stored memories' vectors (normalised). */
+  index: VectorIndex;
+  /** A stored memory by id. */
+  storedRecord(id: string): MemoryRecord | undefined;
+  /** `false`: supersede is off. */
+  threshold: number | false;
+  /** Compare calibrated cosines (see similarity.ts) rather than raw ones. */
+  calibrate: boolean;
+  /** Makes the scan of the batch's own vector index. */
+  makeScan(): VectorScan;
+}
+
+export interface SupersedePlan {
+  /** The batch in order: the same records, or copies with `supersededBy` set where the plan supersedes them. */
+  batch: MemoryRecord[];
+  /** Copies of stored memories that a new memory supersedes, with `supersededBy` set. */
+  stored: MemoryRecord[];
+}
+
+/** What supersede does to `batch` (new memories whose ids are not stored; `vectors[i]` is item i's). Changes nothing. */
+export function planSupersede(context: SupersedeContext, batch: readonly MemoryRecord[], vectors: readonly Float32Array[]): SupersedePlan {
+  const { index, threshold } = context;
+  if (threshold === false) return { batch: batch.slice(), stored: [] };
+  const changed = new Map<string, MemoryRecord>();
+  /** Batch items walked so far, as the plan leaves them. */
+  const inBatch = new Map<string, MemoryRecord>();
+  const recordOf = (id: string) => changed.get(id) ?? inBatch.get(id) ?? context.storedRecord(id);
+  const live = (id: string) => recordOf(id)?.supersededBy === undefined;
+  const liveEarlier = (id: string) => inBatch.has(id) && live(id);
+  const baseline = context.calibrate ? batchBaseline(index, vectors) : 0;
+  const passes = (score: number) => calibratedCosine(score, baseline) >= threshold;
+  // Every candidate for the whole batch in one call per index (liveness changes along the batch, so it is
+  // checked below, in order): the stored memories, and each new memory's earlier batch items (row j = item j).
+  const floor = lowestPassing(passes);
+  const batchIndex = new VectorIndex(index.dim, context.makeScan(), batch.length);
+  batchIndex.setMany(batch.map((r) => r.id), vectors);
+  const stored = index.matchesAbove(vectors, floor, SUPERSEDE_PROBE);
+  const earlier = batchIndex.matchesAbove(vectors, floor, SUPERSEDE_PROBE, (i) => i);
+  batch.forEach((record, i) => {
+    const vector = [vectors[i] as Float32Array];
+    const best = [
+      bestLiveMatch(stored[i]!, () => index.matchesAbove(vector, floor, index.size)[0]!, live, passes),
+      bestLiveMatch(earlier[i]!, () => batchIndex.matchesAbove(vector, floor, i, () => i)[0]!, liveEarlier, passes),
+    ]
+      .filter((m) => m !== undefined)
+      .sort((a, b) => b.score - a.score)[0];
+    const other = best ? recordOf(best.id) : undefined;
+    let planned = record;
+    if (other) {
+      const [older, newer] = other.createdAt <= record.createdAt ? [other, record] : [record, other];
+      if (older === record) planned = { ...record, supersededBy: newer.id };
+      else if (inBatch.has(older.id)) inBatch.set(older.id, { ...older, supersededBy: newer.id });
+      else changed.set(older.id, { ...cloneRecord(older), supersededBy: newer.id });
+    }
+    inBatch.set(record.id, planned);
+  });
+  return { batch: batch.map((r) => inBatch.get(r.id) as MemoryRecord), stored: [...changed.values()] };
+}
+
+type Candidates = { matches: { id: string; score: number }[]; more: boolean };
+
+/**
+ * The most similar live memory whose score `passes`, or undefined, from `candidates`: the best few matches at
+ * or above a floor that every passing score reaches, best first. Liveness is checked on these few only (a
+ * per-row check over the whole index would make supersede the main cost of every add); when there were more
+ * than kept and none kept is live, `everyCandidate` (all of them) decides.
+ */
+function bestLiveMatch(
+  candidates: Candidates,
+  everyCandidate: () => Candidates,
+  live: (id: string) => boolean,
+  passes: (score: number) => boolean,
+): { id: string; score: number } | undefined {
+  for (const match of (candidates.more && !candidates.matches.some((m) => live(m.id)) ? everyCandidate() : candidates).matches) {
+    if (!passes(match.score)) return undefined;
+    if (live(match.id)) return match;
+  }
+  return undefined;
+}
+
+/**
+ * A floor under every cosine that `passes` (a non-decreasing test): the largest failing score found by bisection,
+ * so a score that passes is above it. −Infinity when everything passes, +Infinity when nothing can (cosines of
+ * unit vectors stay below 2 even with rounding).
+ */
+function lowestPassing(passes: (score: number) => boolean): number {
+  if (passes(-1)) return -Infinity;
+  if (!passes(2)) return Infinity;
+  let fails = -1;
+  let passing = 2;
+  for (let i = 0; i < 64 && passing - fails > 0; i++) {
+    const mid = (fails + passing) / 2;
+    if (mid === fails || mid === passing) break;
+    if (passes(mid)) passing = mid;
+    else fails = mid;
+  }
+  return fails;
+}
+
+/** Mean pairwise cosine of the stored vectors together with a batch about to join them. */
+function batchBaseline(index: VectorIndex, vectors: readonly Float32Array[]): number {
+  const sum = index.sumOfRows();
+  for (const vector of vectors) for (let i = 0; i < sum.length; i++) sum[i] = (sum[i] as number) + (vector[i] as number);
+  return meanPairwiseCosine(sum, index.size + vectors.length);
+}

@@ -1,0 +1,176 @@
+/**
+ * The vector side of the engine: the current embedder, the index of its stored vectors, and the background
+ * re-indexing of memories that have no vector for it yet (its progress and `ready`). Each embedder change bumps
+ * a generation counter, so a re-indexing loop started for an earlier embedder sees it and stops.
+ */
+import { EngramError, ErrorCode, toEngramError } from '../errors.js';
+import type { PackedVectors } from '../store/store.js';
+import type { Embedder, MemoryRecord, Progress } from '../types.js';
+import { memoizeByText } from '../util/memo.js';
+import { nextTask } from '../util/schedule.js';
+import { VectorIndex } from '../vector/vector-index.js';
+import { embedInBatches, embedTexts } from './embed.js';
+import type { ResolvedEngineOptions } from './options.js';
+import type { RecordTable } from './record-table.js';
+import type { WriteQueue } from './write-queue.js';
+
+type VectorOptions = Pick<ResolvedEngineOptions, 'store' | 'embedBatchSize' | 'vectorScan' | 'onIndexProgress' | 'onBackgroundError'>;
+
+export class VectorState {
+  private current: Embedder | null = null;
+  private vectors: VectorIndex | null = null;
+  /** The current embedder's token counter, memoised (assembly counts every hit, every search). */
+  private tokenCounter: ((text: string) => number) | undefined;
+  private progress: Progress | null = null;
+  private readyPromise: Promise<void> = Promise.resolve();
+  private generation = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly options: VectorOptions,
+    private readonly records: Pick<RecordTable, 'get' | 'has' | 'keys' | 'size'>,
+    private readonly queue: WriteQueue,
+  ) {}
+
+  get embedder(): Embedder | null {
+    return this.current;
+  }
+
+  /** The current embedder's vectors; null without an embedder. */
+  get index(): VectorIndex | null {
+    return this.vectors;
+  }
+
+  get countTokens(): ((text: string) => number) | undefined {
+    return this.tokenCounter;
+  }
+
+  /** Settles when the current re-indexing ends: resolves when vectors are complete, rejects with its error. */
+  get ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  /** Re-indexing progress (a copy), or null when every memory has a vector (or there is no embedder). */
+  indexing(): Progress | null {
+    return this.progress && { ...this.progress };
+  }
+
+  /** Stops re-indexing for good (between batches). */
+  stop(): void {
+    this.stopped = true;
+    this.generation++;
+  }
+
+  /**
+   * Makes `embedder` (already checked: checkEmbedder) current: loads its stored vectors and, when some memories
+   * have none, starts embedding them in the background (batches through the queue, so adds and searches carry on
+   * meanwhile). Run it in the write queue, except on open.
+   */
+  async attach(embedder: Embedder | null): Promise<void> {
+    const generation = ++this.generation;
+    this.current = embedder;
+    this.tokenCounter = embedder?.countTokens ? memoizeByText(embedder.countTokens.bind(embedder)) : undefined;
+    this.progress = null;
+    this.readyPromise = Promise.resolve();
+    if (!embedder) {
+      this.vectors = null;
+      return;
+    }
+    let packed: PackedVectors;
+    try {
+      packed = await this.options.store.loadVectors(vectorSpaceOf(embedder), embedder.dim);
+    } catch (error) {
+      throw toEngramError(error, ErrorCode.STORE_FAILED, `could not load vectors for ${embedder.id}`);
+    }
+    const index = new VectorIndex(embedder.dim, this.options.vectorScan(), Math.max(64, this.records.size));
+    const keep = packed.ids.flatMap((id, row) => (this.records.has(id) && packed.data.length >= (row + 1) * embedder.dim ? [row] : []));
+    index.setMany(
+      keep.map((row) => packed.ids[row] as string),
+      keep.map((row) => packed.data.subarray(row * embedder.dim, (row + 1) * embedder.dim)),
+    );
+    this.vectors = index;
+    const missing = [...this.records.keys()].filter((id) => !index.has(id));
+    if (missing.length === 0) return;
+    this.progress = { done: 0, total: missing.length };
+    this.readyPromise = this.reindex(embedder, missing, generation);
+    this.readyPromise.catch((error: unknown) => {
+      if (error instanceof EngramError) this.options.onBackgroundError(error);
+    });
+  }
+
+  /** Normalised vectors for `batch` (null without an embedder); `reuse` may supply some without embedding. */
+  async embedAll(
+    batch: readonly MemoryRecord[],
+    onProgress?: (p: Progress) => void,
+    reuse?: (record: MemoryRecord) => Float32Array | undefined,
+  ): Promise<Float32Array[] | null> {
+    const embedder = this.current;
+    if (!embedder || !this.vectors) {
+      onProgress?.({ done: batch.length, total: batch.length });
+      return null;
+    }
+    const out: (Float32Array | undefined)[] = batch.map((r) => reuse?.(r));
+    const todo = batch.flatMap((r, i) => (out[i] ? [] : [i]));
+    const reused = batch.length - todo.length;
+    const embedded = await embedInBatches(
+      embedder,
+      todo.map((i) => (batch[i] as MemoryRecord).text),
+      this.options.embedBatchSize,
+      onProgress && ((p) => onProgress({ done: reused + p.done, total: batch.length })),
+    );
+    todo.forEach((i, j) => (out[i] = embedded[j]));
+    if (todo.length === 0) onProgress?.({ done: batch.length, total: batch.length });
+    return out as Float32Array[];
+  }
+
+  /** A copy of the stored vector of `record`, when a memory with its id is stored with the same text. */
+  reusableVector(record: MemoryRecord): Float32Array | undefined {
+    const stored = this.records.get(record.id);
+    return stored && stored.text === record.text ? this.vectors?.get(record.id)?.slice() : undefined;
+  }
+
+  /** The store's packed form of `vectors` (undefined when there are none to write). */
+  pack(batch: readonly MemoryRecord[], vectors: Float32Array[] | null): PackedVectors | undefined {
+    const embedder = this.current;
+    if (!vectors || !embedder) return undefined;
+    const data = new Float32Array(batch.length * embedder.dim);
+    vectors.forEach((v, i) => data.set(v, i * embedder.dim));
+    return { vectorSpace: vectorSpaceOf(embedder), dim: embedder.dim, ids: batch.map((r) => r.id), data };
+  }
+
+  private async reindex(embedder: Embedder, missing: string[], generation: number): Promise<void> {
+    const current = () => generation === this.generation && !this.stopped;
+    const batchSize = this.options.embedBatchSize;
+    for (let start = 0; start < missing.length; start += batchSize) {
+      await nextTask(); // other calls get a turn between batches
+      if (!current()) return;
+      const slice = missing.slice(start, start + batchSize);
+      await this.queue.run(async () => {
+        if (!current()) return;
+        // Skip memories removed, or already embedded by an add or update, since the list was made.
+        const batch = slice.flatMap((id) => (this.vectors?.has(id) ? [] : (this.records.get(id) ?? [])));
+        const vectors = await embedTexts(embedder, batch.map((r) => r.text));
+        if (!current() || batch.length === 0) return;
+        await this.queue.commit({ vectors: this.pack(batch, vectors) }, () => this.vectors?.setMany(batch.map((r) => r.id), vectors));
+      });
+      if (!current()) return;
+      this.progress = { done: Math.min(missing.length, start + slice.length), total: missing.length };
+      this.options.onIndexProgress({ ...this.progress });
+    }
+    if (!current()) return;
+    this.progress = null;
+    // Vectors are complete for this embedder: other embedders' vectors are dead weight now (best effort).
+    await this.queue
+      .run(async () => {
+        if (current()) await this.options.store.write({ keepOnlyVectorSpace: vectorSpaceOf(embedder) });
+      })
+      .catch((error) => {
+        this.options.onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not drop old vectors'));
+      });
+  }
+}
+
+/** The key stored vectors are filed under: stable across devices of one model. */
+function vectorSpaceOf(embedder: Embedder): string {
+  return embedder.vectorSpace ?? embedder.id;
+}

@@ -1,0 +1,21 @@
+/** A selected candidate as the `Hit` a caller sees, with `explain` holding every factor of its score. */
+import type { Scored } from './adjust.js';
+import type { Hit } from '../types.js';
+
+export function toHit(s: Scored): Hit {
+  const { candidate, record } = s;
+  const explain: Hit['explain'] = {
+    bm25Rank: candidate.rank.lexical,
+    vecRank: candidate.rank.vector,
+    bm25: candidate.legScore.lexical,
+    cosine: candidate.legScore.vector,
+    fused: candidate.fused,
+    recency: s.recency,
+    boost: s.boost,
+  };
+  if (candidate.rrf !== undefined) explain.rrf = candidate.rrf;
+  if (record.supersededBy !== undefined) explain.superseded = true;
+  if (s.mmr !== undefined) explain.mmr = s.mmr;
+  if (candidate.neighbour) explain.neighbour = { ...candidate.neighbour };
+  return { id: record.id, text: record.text, score: s.score, memory: record, explain };
+}

@@ -1,0 +1,117 @@
+/**
+ * Touch bookkeeping on its own, on fake timers: counted in memory at once, written to the store once searches
+ * pause (TOUCH_WRITE_DELAY_MS) or at the latest TOUCH_WRITE_MAX_DELAY_MS after the first unsaved touch, at once
+ * on flush, and a failed write goes to the error callback instead of being thrown.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RecordTable } from '../../../src/engine/record-table.js';
+import { TOUCH_WRITE_DELAY_MS, TOUCH_WRITE_MAX_DELAY_MS, TouchWriter } from '../../../src/engine/touch-writer.js';
+import { WriteQueue } from '../../../src/engine/write-queue.js';
+import { EngramError, isEngramError } from '../../../src/errors.js';
+import type { StoreWrite } from '../../../src/store/store.js';
+import type { MemoryRecord } from '../../../src/types.js';
+
+function record(id: string): MemoryRecord {
+  return { id, text: `text of ${id}`, createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0 };
+}
+
+function setup() {
+  const records = new RecordTable();
+  for (const id of ['a', 'b']) records.set(record(id));
+  const start = performance.now();
+  /** Each store write: when it ran (ms after setup) and what it put. */
+  const writes: { at: number; put: MemoryRecord[] }[] = [];
+  let failure: Error | null = null;
+  const store = {
+    write: async (change: StoreWrite) => {
+      if (failure) throw failure;
+      writes.push({ at: performance.now() - start, put: structuredClone(change.put ?? []) });
+    },
+  };
+  const errors: EngramError[] = [];
+  const writer = new TouchWriter(records, new WriteQueue(store), store, (error) => errors.push(error));
+  return { records, writes, errors, writer, failWith: (error: Error | null) => (failure = error) };
+}
+
+describe('TouchWriter', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('counts a touch in memory at once and writes once searches pause for the delay', async () => {
+    const { records, writes, writer } = setup();
+    writer.touch(['a'], 100);
+    expect(records.get('a')).toMatchObject({ accessCount: 1, lastAccessedAt: 100 });
+    await vi.advanceTimersByTimeAsync(300);
+    writer.touch(['a', 'b'], 200);
+    await vi.advanceTimersByTimeAsync(TOUCH_WRITE_DELAY_MS - 1);
+    expect(writes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(writes.map((w) => w.at)).toEqual([300 + TOUCH_WRITE_DELAY_MS]);
+    expect(writes[0]!.put.map((r) => [r.id, r.accessCount, r.lastAccessedAt])).toEqual([
+      ['a', 2, 200],
+      ['b', 1, 200],
+    ]);
+    await vi.advanceTimersByTimeAsync(5 * TOUCH_WRITE_MAX_DELAY_MS);
+    expect(writes).toHaveLength(1);
+  });
+
+  it('during a steady stream of touches, writes at the max delay after the first unsaved one', async () => {
+    const { writes, writer } = setup();
+    const gap = TOUCH_WRITE_DELAY_MS / 2;
+    const touches = Math.ceil((TOUCH_WRITE_MAX_DELAY_MS * 1.3) / gap);
+    for (let i = 0; i < touches; i++) {
+      writer.touch(['a'], i);
+      await vi.advanceTimersByTimeAsync(gap);
+    }
+    expect(writes.map((w) => w.at)).toEqual([TOUCH_WRITE_MAX_DELAY_MS]);
+    const lastTouch = (touches - 1) * gap;
+    await vi.advanceTimersByTimeAsync(TOUCH_WRITE_DELAY_MS);
+    expect(writes.map((w) => w.at)).toEqual([TOUCH_WRITE_MAX_DELAY_MS, lastTouch + TOUCH_WRITE_DELAY_MS]);
+    expect(writes.at(-1)!.put[0]).toMatchObject({ id: 'a', accessCount: touches });
+  });
+
+  it('flush writes at once and cancels the timer; with nothing unsaved it writes nothing', async () => {
+    const { writes, writer } = setup();
+    await writer.flush();
+    expect(writes).toEqual([]);
+    writer.touch(['b'], 7);
+    await writer.flush();
+    expect(writes.map((w) => [w.at, w.put.map((r) => r.id)])).toEqual([[0, ['b']]]);
+    await vi.advanceTimersByTimeAsync(2 * TOUCH_WRITE_MAX_DELAY_MS);
+    expect(writes).toHaveLength(1);
+  });
+
+  it('writes the records as they are when the write runs', async () => {
+    const { records, writes, writer } = setup();
+    writer.touch(['a'], 1);
+    records.set({ ...records.get('a')!, text: 'changed after the touch' });
+    await writer.flush();
+    expect(writes[0]!.put[0]).toMatchObject({ text: 'changed after the touch', accessCount: 1 });
+  });
+
+  it('reports a failed write through the error callback (from flush and from the timer), never throws', async () => {
+    const { errors, writer, failWith } = setup();
+    failWith(new Error('disk full'));
+    writer.touch(['a'], 1);
+    await expect(writer.flush()).resolves.toBeUndefined();
+    expect(errors).toHaveLength(1);
+    expect(isEngramError(errors[0], 'STORE_FAILED')).toBe(true);
+    writer.touch(['b'], 2);
+    await vi.advanceTimersByTimeAsync(TOUCH_WRITE_DELAY_MS);
+    expect(errors).toHaveLength(2);
+    expect(isEngramError(errors[1], 'STORE_FAILED')).toBe(true);
+  });
+
+  it('writes nothing once the store is closed', async () => {
+    const { writes, writer, records } = setup();
+    writer.markStoreClosed();
+    writer.touch(['a'], 1);
+    await writer.flush();
+    expect(writes).toEqual([]);
+    expect(records.get('a')!.accessCount).toBe(1);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * Rows of the memories and vectors tables: how a MemoryRecord and a vectors block are encoded for a write, and the
+ * batch statements that write and load them.
+ */
+import { invalidInput } from '../src/errors.js';
+import { checkPackedVectors } from '../src/store/packed-vectors.js';
+import type { PackedVectors } from '../src/store/store.js';
+import type { MemoryRecord } from '../src/types.js';
+
+// Record fields in the order a written JSON row carries them.
+const COLUMNS = [
+  'id', 'text', 'created_at', 'priority', 'pinned', 'project', 'scope', 'tags',
+  'kind', 'valid_until', 'meta', 'superseded_by', 'access_count', 'last_accessed_at', 'updated_at',
+] as const;
+type Row = [
+  id: string, text: string, createdAt: number, priority: number, pinned: 0 | 1, project: string | null,
+  scope: string | null, tags: string[], kind: string | null, validUntil: number | null,
+  meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
+  lastAccessedAt: number | null, updatedAt: number | null,
+];
+
+// A whole batch binds as one JSON array and is expanded by json_each: one bind and one step per batch instead of
+// one per field, which is what makes bulk writes fast through the WebAssembly boundary. (`WHERE true` keeps SQLite
+// from reading ON CONFLICT as part of the SELECT's join.)
+export const UPSERT_RECORDS = `
+  INSERT INTO memories (${COLUMNS.join(', ')})
+  SELECT ${COLUMNS.map((_, i) => `value->>${i}`).join(', ')} FROM json_each(?1) WHERE true
+  ON CONFLICT (id) DO UPDATE SET ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
+// Whether a batch of rows adds a memory or changes a text or tags: only then does the change counter move.
+export const CHANGES_INDEXED = `
+  SELECT EXISTS (SELECT 1 FROM json_each(?1) AS new LEFT JOIN memories AS old ON old.id = new.value->>0
+                 WHERE old.id IS NULL OR old.text IS NOT new.value->>1 OR old.tags IS NOT new.value->>7)`;
+// Vectors of a batch bind as one blob; each row takes its slice. A replaced vector is updated where it is.
+export const UPSERT_VECTORS = `
+  INSERT INTO vectors (memory_id, embedder_id, dim, data)
+  SELECT value, ?2, ?3, substr(?4, key * ?5 + 1, ?5) FROM json_each(?1) WHERE true
+  ON CONFLICT (memory_id, embedder_id) DO UPDATE SET dim = excluded.dim, data = excluded.data`;
+// Records load in rowid (insertion) order, a chunk of rows per call, column by column in one pass: ids and texts as
+// their concatenated UTF-8 bytes plus byte lengths (split in JS), tags as one JSON array of the stored JSON texts,
+// and the fields that are usually at their defaults only for the rows where they are not. Building one JSON string
+// of every row spent most of its time escaping texts.
+export const LOAD_CHUNK = 10_000;
+const OPTIONAL_COLUMNS = COLUMNS.filter((c) => !['id', 'text', 'created_at', 'tags'].includes(c));
+export const LOAD_RECORDS = `
+  SELECT count(*), max(rowid),
+    CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
+    CAST(group_concat(text, '') AS BLOB), json_group_array(octet_length(text)),
+    json_group_array(created_at), '[' || group_concat(tags, ',') || ']',
+    json_group_array(json_array(id, ${OPTIONAL_COLUMNS.map((c) => (c === 'meta' ? 'json(meta)' : c)).join(', ')}))
+      FILTER (WHERE priority != 1 OR pinned != 0 OR access_count != 0 OR ${OPTIONAL_COLUMNS.filter((c) => !['priority', 'pinned', 'access_count'].includes(c)).map((c) => `${c} IS NOT NULL`).join(' OR ')})
+  FROM (SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
+export type OptionalRow = [
+  id: string, priority: number, pinned: 0 | 1, project: string | null, scope: string | null, kind: string | null,
+  validUntil: number | null, meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
+  lastAccessedAt: number | null, updatedAt: number | null,
+];
+
+// Vectors load a chunk per call too, in rowid order (one pass over the table): ids as one JSON array, rows as one
+// concatenated blob (group_concat copies blob bytes as they are), instead of a step and two column reads per memory.
+export const LOAD_VECTORS = `
+  SELECT count(*), max(rowid), json_group_array(memory_id), CAST(group_concat(data, '') AS BLOB)
+  FROM (SELECT rowid, memory_id, data FROM vectors
+        WHERE rowid > ?3 AND embedder_id = ?1 AND dim = ?2 AND length(data) = ?4 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
+
+/** A number field as stored: null when absent; NaN and ±Infinity are refused. */
+function finiteOrNull(value: number | undefined, field: string, id: string): number | null {
+  if (value === undefined) return null;
+  if (!Number.isFinite(value)) throw invalidInput(`memory ${id}: ${field} must be a finite number, got ${value}`);
+  return value;
+}
+
+/** A record as one row of the JSON array UPSERT_RECORDS expands (absent optional fields as null). */
+export function toRow(record: MemoryRecord): Row {
+  const { id } = record;
+  return [
+    id,
+    record.text,
+    finiteOrNull(record.createdAt, 'createdAt', id) ?? 0,
+    finiteOrNull(record.priority, 'priority', id) ?? 1,
+    record.pinned ? 1 : 0,
+    record.project ?? null,
+    record.scope ?? null,
+    record.tags,
+    record.kind ?? null,
+    finiteOrNull(record.validUntil, 'validUntil', id),
+    record.meta ?? null,
+    record.supersededBy ?? null,
+    finiteOrNull(record.accessCount, 'accessCount', id) ?? 0,
+    finiteOrNull(record.lastAccessedAt, 'lastAccessedAt', id),
+    finiteOrNull(record.updatedAt, 'updatedAt', id),
+  ];
+}
+
+/** The fields a chunk loads only where they differ from a new record's defaults. */
+export function setOptionalFields(record: MemoryRecord, row: OptionalRow): void {
+  const [, priority, pinned, project, scope, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt] = row;
+  record.priority = priority;
+  record.pinned = pinned === 1;
+  record.accessCount = accessCount;
+  // Optional fields are absent rather than undefined, as they were when stored.
+  if (project !== null) record.project = project;
+  if (scope !== null) record.scope = scope;
+  if (kind !== null) record.kind = kind;
+  if (validUntil !== null) record.validUntil = validUntil;
+  if (meta !== null) record.meta = meta;
+  if (supersededBy !== null) record.supersededBy = supersededBy;
+  if (lastAccessedAt !== null) record.lastAccessedAt = lastAccessedAt;
+  if (updatedAt !== null) record.updatedAt = updatedAt;
+}
+
+/** A vectors block as the bindings of UPSERT_VECTORS, or null when it has no rows. Refuses a malformed block. */
+export function encodeVectors(vectors: PackedVectors): [string, string, number, Uint8Array, number] | null {
+  checkPackedVectors(vectors);
+  if (vectors.ids.length === 0) return null;
+  const { ids, dim, data, vectorSpace } = vectors;
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return [JSON.stringify(ids), vectorSpace, dim, bytes, dim * 4];
+}

@@ -1,0 +1,77 @@
+/** The Engram database schema: its version, the migration steps that build it, and the migration on open. */
+import { EngramError, ErrorCode } from '../src/errors.js';
+import type { Connection } from './sqlite.js';
+
+/** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
+export const SCHEMA_VERSION = 2;
+
+/** `migrations[v]` takes a database from user_version v to v + 1 (exported for the migration test). */
+export const migrations: ((db: Connection) => Promise<void>)[] = [
+  // vectors.embedder_id holds the vector space (PackedVectors.vectorSpace): renaming the column needs a migration.
+  async (db) => {
+    await db.exec(`
+      CREATE TABLE memories (
+        id TEXT PRIMARY KEY NOT NULL,
+        text TEXT NOT NULL,
+        created_at INTEGER NOT NULL, -- epoch ms; INTEGER affinity stores whole numbers compactly, fractions as REAL
+        priority REAL NOT NULL,
+        pinned INTEGER NOT NULL,
+        project TEXT,
+        scope TEXT,
+        tags TEXT NOT NULL,          -- JSON array
+        kind TEXT,
+        valid_until INTEGER,
+        meta TEXT,                   -- JSON object
+        superseded_by TEXT,
+        access_count INTEGER NOT NULL,
+        last_accessed_at INTEGER,
+        updated_at INTEGER
+      );
+      -- Keyed by memory first so removing a memory's vectors is a prefix range; loading scans once anyway.
+      CREATE TABLE vectors (
+        memory_id TEXT NOT NULL,
+        embedder_id TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        data BLOB NOT NULL,          -- dim little-endian float32
+        PRIMARY KEY (memory_id, embedder_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
+      CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), change_counter INTEGER NOT NULL);
+      INSERT INTO state VALUES (1, 0);
+    `);
+  },
+  // Vectors move to a rowid table. Keyed by memory id, each batch of new memories (random UUIDs) landed on pages all
+  // over the table, so a commit rewrote nearly every page of it (docs/worker.md). Rows now append in insertion
+  // order; only the small unique index on (memory_id, embedder_id) takes the random inserts.
+  async (db) => {
+    await db.exec(`
+      CREATE TABLE vectors_v2 (
+        memory_id TEXT NOT NULL,
+        embedder_id TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        data BLOB NOT NULL,          -- dim little-endian float32
+        UNIQUE (memory_id, embedder_id)
+      );
+      INSERT INTO vectors_v2 (memory_id, embedder_id, dim, data) SELECT memory_id, embedder_id, dim, data FROM vectors;
+      DROP TABLE vectors;
+      ALTER TABLE vectors_v2 RENAME TO vectors;
+    `);
+  },
+];
+
+/** Brings the database `name` to SCHEMA_VERSION, or refuses it with SCHEMA_TOO_NEW (untouched) if it is newer. */
+export async function migrate(db: Connection, name: string): Promise<void> {
+  await db.transaction(async () => {
+    // Read inside the write transaction so two openers cannot both migrate.
+    const version = Number(await db.scalar('PRAGMA user_version'));
+    if (version > SCHEMA_VERSION) {
+      throw new EngramError(
+        ErrorCode.SCHEMA_TOO_NEW,
+        `database "${name}" has schema version ${version}, this version of Engram reads up to ${SCHEMA_VERSION}: upgrade Engram (the database was left untouched)`,
+        { details: { version, supported: SCHEMA_VERSION } },
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) await migrations[v]!(db);
+    if (version !== SCHEMA_VERSION) await db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  });
+}
