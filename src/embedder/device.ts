@@ -86,7 +86,11 @@ export async function probeWebgpu(): Promise<WebgpuProbe> {
 const DB_NAME = 'engram-embedder';
 const STORE = 'device-choice';
 
-/** One request against the decisions store; plain IndexedDB, opened per use (two calls per embedder load). */
+/**
+ * One request against the decisions store; plain IndexedDB, opened per use (two calls per embedder load). It settles
+ * when the transaction completes, not when the request succeeds: a write is committed only then, and a worker ended
+ * in between (as an app may end it right after its first answer) would lose it.
+ */
 function withStore<T>(mode: IDBTransactionMode, operate: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
   return new Promise((resolve, reject) => {
     const opening = indexedDB.open(DB_NAME, 1);
@@ -94,14 +98,15 @@ function withStore<T>(mode: IDBTransactionMode, operate: (store: IDBObjectStore)
     opening.onerror = () => reject(opening.error);
     opening.onsuccess = () => {
       const db = opening.result;
-      const request = operate(db.transaction(STORE, mode).objectStore(STORE));
-      request.onsuccess = () => {
+      const transaction = db.transaction(STORE, mode);
+      const request = operate(transaction.objectStore(STORE));
+      transaction.oncomplete = () => {
         db.close();
         resolve(request.result);
       };
-      request.onerror = () => {
+      transaction.onerror = transaction.onabort = () => {
         db.close();
-        reject(request.error);
+        reject(transaction.error ?? request.error);
       };
     };
   });
