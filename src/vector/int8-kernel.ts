@@ -9,7 +9,7 @@
  *   dotsAt(rows, list, count, stride, query, out): the same for the rows numbered in list[0..count]
  *   (byte offsets into the memory; stride is a multiple of 16 and rows are zero-padded to it)
  */
-import { addTo, assembleModule, compileSimd, countDown, KernelMemory, op, sumLanes, uleb } from './wasm-encoder.js';
+import { addTo, assembleModule, countDown, KernelMemory, op, simdModuleOnce, sumLanes, uleb } from './wasm-encoder.js';
 
 export interface Int8Kernel {
   /** The memory the offsets below refer to. Views on it die when it grows: re-create them after `grow`. */
@@ -147,16 +147,11 @@ function assembleKernels(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
-
 /**
  * The SIMD128 module, or null where WebAssembly or its SIMD is missing. (Relaxed SIMD's int8 dot product was
  * tried: no faster here, and its operand-range rules make it easy to get wrong.)
  */
-function simdModule(): WebAssembly.Module | null {
-  if (compiled === undefined) compiled = compileSimd(assembleKernels());
-  return compiled;
-}
+const simdModule = simdModuleOnce(assembleKernels);
 
 type DotsFn = (rows: number, count: number, stride: number, query: number, out: number) => void;
 type DotsAtFn = (rows: number, list: number, count: number, stride: number, query: number, out: number) => void;

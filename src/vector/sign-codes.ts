@@ -8,7 +8,7 @@
  * The centre is frozen while the row count stays within 2× of the count it was built at (every code then means
  * the same thing); outside that band all rows are re-encoded, which amortises to O(1) per change.
  */
-import { addTo, assembleModule, compileSimd, countDown, KernelMemory, op, sumLanes } from './wasm-encoder.js';
+import { addTo, assembleModule, countDown, KernelMemory, op, simdModuleOnce, sumLanes } from './wasm-encoder.js';
 import type { VectorRows } from './scan.js';
 
 type HammingFn = (rows: number, count: number, stride: number, query: number, out: number, histogram: number) => void;
@@ -59,12 +59,7 @@ function assembleHamming(): Uint8Array<ArrayBuffer> {
   return assembleModule([{ name: 'hamming', params: 6, i32Locals: 3, v128Locals: 1, body }]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
-
-function hammingModule(): WebAssembly.Module | null {
-  if (compiled === undefined) compiled = compileSimd(assembleHamming());
-  return compiled;
-}
+const hammingModule = simdModuleOnce(assembleHamming);
 
 /** The Hamming kernel on its own memory (offsets in `hamming` are byte offsets into `buffer`). */
 export interface HammingKernel {

@@ -111,6 +111,15 @@ export function compileSimd(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module 
   }
 }
 
+/** `assemble`'s module, assembled and compiled on the first call and kept (compileSimd's answer, null included). */
+export function simdModuleOnce(assemble: () => Uint8Array<ArrayBuffer>): () => WebAssembly.Module | null {
+  let compiled: WebAssembly.Module | null | undefined;
+  return () => {
+    if (compiled === undefined) compiled = compileSimd(assemble());
+    return compiled;
+  };
+}
+
 const PAGE = 65536;
 
 /** A WebAssembly memory with a kernel module instantiated on it. */
