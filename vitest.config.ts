@@ -7,6 +7,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // The public types (test/types/*.test-d.ts) are checked by tsc in the same run.
+          typecheck: { enabled: true, include: ['test/types/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
           environment: 'node',
           testTimeout: 30_000,
         },
@@ -21,6 +23,20 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 180_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        // Example apps installed from the `npm pack` tarball, built with their own tools, driven in real Chromium.
+        test: {
+          name: 'consumers',
+          include: ['test/consumers/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/consumers/global-setup.ts'],
+          fileParallelism: false,
+          // After the unit and browser projects: two Chromium suites and npm installs at once overload two cores.
+          sequence: { groupOrder: 1 },
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
         },
       },
     ],

@@ -2,8 +2,7 @@
  * Every search option as a labelled control. Initial values come from the library's `defaultSearchOptions`,
  * so the page always shows the real defaults; `toSearchOptions` turns the form back into options.
  */
-import { DAY_MS } from '../src/search/decay.js';
-import { defaultSearchOptions } from '../src/advanced.js';
+import { DAY_MS, defaultSearchOptions } from '../src/advanced.js';
 import type { SearchOptions } from '../src/index.js';
 import { h } from './dom.js';
 

@@ -1,6 +1,5 @@
 /** Hits as cards: highlighted text, every explain figure, a bar of how the score is made, and rank changes. */
-import { topRankBonus } from '../src/search/fuse.js';
-import { LexicalIndex } from '../src/lexical/lexical-index.js';
+import { LexicalIndex, topRankBonus } from '../src/advanced.js';
 import type { Hit, MemoryRecord, SearchOptions, SearchResult } from '../src/index.js';
 import { formatAge, formatDate, h } from './dom.js';
 

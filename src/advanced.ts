@@ -1,13 +1,16 @@
 /**
  * `engram/advanced`: what only some apps need. Vector scans to plug into `createEngine({ vectorScan })`, the
- * lexical building blocks, the search-option resolver, the built-in model's settings, and errors as plain data for
- * an app's own channels.
+ * lexical building blocks (the index's `queryTerms` shows what a query searches for), the search-option resolver and
+ * the pieces of the score an app may redraw (`topRankBonus`, `DAY_MS`), the built-in model's settings, and errors
+ * as plain data for an app's own channels.
  */
 export { defaultSearchOptions, resolveSearchOptions } from './search/options.js';
-export type { FusionMethod } from './search/fuse.js';
+export { topRankBonus, type FusionMethod } from './search/fuse.js';
+export { DAY_MS } from './search/decay.js';
 export type { NeighbourOptions } from './search/neighbours.js';
 export { estimateTokens } from './search/assemble.js';
 
+export { LexicalIndex } from './lexical/lexical-index.js';
 export { ENGLISH_STOP_WORDS } from './lexical/stopwords.js';
 export { stemEnglish } from './lexical/stem.js';
 export type { IndexSnapshot } from './lexical/snapshot.js';

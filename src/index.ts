@@ -1,25 +1,7 @@
-/** Engram: private, offline long-term memory. The public API; plug-ins and building blocks are in `engram/advanced`. */
+/**
+ * Engram: private, offline long-term memory. The public API: `createMemory` (a worker-backed Memory for pages and
+ * extensions) plus everything of `engram/node` (the in-process engine). Building blocks are in `engram/advanced`.
+ */
 export { createMemory } from './client/create-memory.js';
-export { createEngine } from './engine/engine.js';
-export { memoryStore } from './store/memory-store.js';
-export { createEmbedder } from './embedder/index.js';
-export { EngramError, ErrorCode, isEngramError } from './errors.js';
-
 export type { Memory, MemoryOptions, MemoryStatus, RemoteSearchOptions, StorageKind } from './client/create-memory.js';
-export type { AddOptions, Engine, EngineOptions } from './engine/engine.js';
-export type { PackedVectors, Store, StoreWrite } from './store/store.js';
-export type { EmbedderOptions, EmbedderProgress, LocalEmbedder } from './embedder/index.js';
-export type { DecayOptions, DiversityOptions, ProjectBoost, SearchFilter, SearchOptions } from './search/options.js';
-export type { LexicalOptions } from './lexical/lexical-index.js';
-export type {
-  AssembledContext,
-  Embedder,
-  Hit,
-  MemoryInput,
-  MemoryPatch,
-  MemoryRecord,
-  Progress,
-  SearchResult,
-  Trace,
-  TraceStage,
-} from './types.js';
+export * from './node.js';

@@ -50,6 +50,8 @@ const api: WorkerApi = {
       checkDatabaseName(options.name);
       searchDefaults = options.search;
       const storage = await resolveStorage(options.storage);
+      // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
+      if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       const start = () => openHost({ name: options.name, storage, embedder: options.embedder, onModelProgress, loadEmbedder });
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
       host = storage === 'memory' ? await start() : await joinGroup(`engram:${storage}:${options.name}`, start);

@@ -1,6 +1,4 @@
 import * as SQLite from '@journeyapps/wa-sqlite';
-import syncWasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
-import asyncWasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite-async.wasm?url';
 
 /**
  * Where the database file lives and through which wa-sqlite VFS:
@@ -25,13 +23,12 @@ function runtime(build: 'sync' | 'async'): Promise<Runtime> {
   let pending = runtimes.get(build);
   if (!pending) {
     pending = (async () => {
-      // The wasm URL comes from the bundler (`?url`) so it is served from the page's origin in dev and build alike.
+      // Each build finds its WASM through its own `new URL(file, import.meta.url)`, which the app's bundler emits.
       const factory =
         build === 'sync'
           ? (await import('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs')).default
           : (await import('@journeyapps/wa-sqlite/dist/wa-sqlite-async.mjs')).default;
-      const wasmUrl = build === 'sync' ? syncWasmUrl : asyncWasmUrl;
-      const module: unknown = await factory({ locateFile: () => wasmUrl });
+      const module: unknown = await factory();
       return { sqlite3: SQLite.Factory(module), module };
     })();
     runtimes.set(build, pending);

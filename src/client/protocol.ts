@@ -25,7 +25,7 @@ export interface MemoryStatus {
   /** How this open made the lexical index: from the stored snapshot, or rebuilt from every memory's text. */
   lexicalIndex: 'snapshot' | 'rebuilt';
   /** The last background failure (model loading, re-indexing, access bookkeeping), or null. */
-  error: { code: string; message: string } | null;
+  error: { code: ErrorCode; message: string } | null;
 }
 
 /** The engine methods a Memory offers, each with the arguments that travel (callbacks travel separately). */

@@ -4,7 +4,9 @@
  */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { chooseBrowserDevice, rememberChoice, type BrowserDeviceResult } from './device.js';
+import { BUILTIN_MODEL_FILES, checkModelFiles, type ModelFiles } from './model-files.js';
 import {
+  BUILTIN_MODEL,
   embedderId,
   resolveEmbedderOptions,
   type ActiveDevice,
@@ -18,7 +20,8 @@ import { loadModel, type LoadedModel } from './runtime.js';
 
 export async function createEmbedder(options: EmbedderOptions = {}): Promise<LocalEmbedder> {
   const started = performance.now();
-  const resolved = resolveEmbedderOptions(options, await defaultModelPath());
+  const resolved = resolveEmbedderOptions(options, defaultModelPath());
+  const files = builtinFiles(options);
   const load = (device: ActiveDevice) =>
     loadModel({
       model: resolved.model,
@@ -27,6 +30,7 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
       dtype: resolved.dtype,
       device,
       pooling: resolved.pooling,
+      ...(files ? { files } : {}),
       wasmPaths: resolved.wasmPaths,
       onProgress: resolved.onProgress,
     });
@@ -40,6 +44,26 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
         onProgress: resolved.onProgress,
       });
   return new TransformersEmbedder(resolved, chosen, () => load('wasm'), performance.now() - started);
+}
+
+/**
+ * In a browser the built-in model comes with this package, as assets the app's bundler emits; in Node it is read
+ * from the package's `models/` folder. A caller's own `modelPath` always wins.
+ */
+function builtinFiles(options: EmbedderOptions): ModelFiles | undefined {
+  const model = options.model ?? BUILTIN_MODEL;
+  return !IS_NODE && model === BUILTIN_MODEL && options.modelPath === undefined ? BUILTIN_MODEL_FILES : undefined;
+}
+
+/**
+ * Browser only: MODEL_NOT_FOUND unless the files a load needs are where the embedder will look. A HEAD request per
+ * file, so a Memory can refuse to open on a missing model without loading it. Remote models are not checked.
+ */
+export async function checkEmbedderModel(options: EmbedderOptions = {}): Promise<void> {
+  const resolved = resolveEmbedderOptions(options, defaultModelPath());
+  if (IS_NODE || resolved.allowRemote) return;
+  const files = builtinFiles(options);
+  await checkModelFiles({ model: resolved.model, modelPath: resolved.modelPath, dtype: resolved.dtype, ...(files ? { files } : {}) });
 }
 
 class TransformersEmbedder implements LocalEmbedder {

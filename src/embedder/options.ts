@@ -35,7 +35,8 @@ export interface EmbedderOptions {
   model?: string;
   /**
    * Folder (Node) or URL (browser) holding `<owner>/<name>/` model folders.
-   * Default: Node → this package's `models/` folder; browser → `/models/` on the page's own origin.
+   * Default: Node → this package's `models/` folder. Browser → the built-in model's files come with the package (the
+   * app's bundler emits them); any other model is looked for under `/models/` on the page's own origin.
    */
   modelPath?: string;
   /** Let transformers.js download from the Hugging Face Hub when the model is not under `modelPath`. Default: false. */
@@ -54,7 +55,7 @@ export interface EmbedderOptions {
   batchSize?: number;
   /** Model loading progress. */
   onProgress?: (progress: EmbedderProgress) => void;
-  /** Browser only. Default: the onnxruntime-web files this package's bundle emits, served from the page's origin. */
+  /** Browser only. Default: ONNX Runtime's own WASM files, which the app's bundler emits and serves from its origin. */
   wasmPaths?: WasmPaths;
   /** Browser only: keep the `'auto'` calibration result in IndexedDB (per origin, model and browser). Default: true. */
   rememberDevice?: boolean;

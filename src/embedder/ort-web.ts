@@ -1,9 +1,8 @@
 /**
  * Browser-only ONNX Runtime glue, imported lazily by `runtime.ts` so Node never loads it.
  *
- * 1. The WASM files. Vite's `?url` turns them into assets of the app's own bundle, served from the page's origin
- *    (in dev: /node_modules/onnxruntime-web/dist/…). transformers.js would otherwise fetch them from a CDN.
- *    They must be the asyncify build, the one `onnxruntime-web/webgpu` (what transformers.js imports) loads.
+ * 1. The environment, where `runtime.ts` removes transformers.js's CDN paths for the WASM files: ONNX Runtime then
+ *    loads them through its own `new URL(file, import.meta.url)`, which the app's bundler emits with the app.
  *
  * 2. A guard for a transformers.js 4.3 bug. In the browser it serialises every session creation and every run on one
  *    promise chain (`chain = chain.then(run)`), so a single rejection poisons the chain: every later load or run in
@@ -14,10 +13,6 @@
  *    (which transformers.js serialises anyway), so other ONNX Runtime users in the page keep its normal behaviour.
  */
 import * as ort from 'onnxruntime-web/webgpu';
-import mjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
-import wasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
-
-export const defaultWasmPaths = { mjs: mjsUrl, wasm: wasmUrl };
 
 export const ortEnv = ort.env;
 

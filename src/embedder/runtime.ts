@@ -4,6 +4,7 @@
  */
 import type { FeatureExtractionPipeline, Tensor } from '@huggingface/transformers';
 import { EngramError, ErrorCode } from '../errors.js';
+import { modelFileUrl, type ModelFiles } from './model-files.js';
 import type { ActiveDevice, EmbedderDtype, EmbedderProgress, Pooling, WasmPaths } from './options.js';
 import { IS_NODE } from './platform.js';
 
@@ -14,6 +15,8 @@ export interface LoadRequest {
   dtype: EmbedderDtype;
   device: ActiveDevice;
   pooling: Pooling;
+  /** Explicit URLs for the model's files (the built-in model's bundler-emitted assets); others come from modelPath. */
+  files?: ModelFiles;
   wasmPaths?: WasmPaths;
   onProgress?: (progress: EmbedderProgress) => void;
 }
@@ -33,14 +36,15 @@ let ortWeb: Promise<OrtWeb> | undefined;
 
 /**
  * The browser glue, once. ONNX Runtime reads the WASM paths when transformers.js creates its first session, so the
- * first embedder's paths win. transformers.js, when imported before us, has put CDN URLs there: those are replaced.
+ * first embedder's paths win. transformers.js points them at a CDN when it is imported, unless they are set; without
+ * paths, ONNX Runtime loads its WASM through its own `new URL(file, import.meta.url)`, which the app's bundler emits
+ * and serves from the app's origin. So the CDN paths are removed, and only the caller's own paths are set.
  */
 function browserOrt(wasmPaths: WasmPaths | undefined): Promise<OrtWeb> {
   ortWeb ??= import('./ort-web.js').then((module) => {
     const current = module.ortEnv.wasm.wasmPaths;
-    if (wasmPaths || current === undefined || JSON.stringify(current).includes('cdn.jsdelivr.net')) {
-      module.ortEnv.wasm.wasmPaths = wasmPaths ?? module.defaultWasmPaths;
-    }
+    if (wasmPaths) module.ortEnv.wasm.wasmPaths = wasmPaths;
+    else if (current !== undefined && JSON.stringify(current).includes('cdn.jsdelivr.net')) delete module.ortEnv.wasm.wasmPaths;
     return module;
   });
   return ortWeb;
@@ -58,10 +62,32 @@ function serialised<T>(task: () => Promise<T>): Promise<T> {
   return result;
 }
 
-export function modelLocation(request: Pick<LoadRequest, 'model' | 'modelPath'>): string {
-  const relative = `${request.modelPath}${request.model}/`;
-  if (IS_NODE) return relative;
-  return new URL(relative, globalThis.location?.href).href;
+/** The model's folder, or its config file's URL when its files are listed one by one; for messages. */
+export function modelLocation(request: Pick<LoadRequest, 'model' | 'modelPath' | 'dtype' | 'files'>): string {
+  return request.files ? modelFileUrl(request, 'config.json') : modelFileUrl(request, '');
+}
+
+type FetchFile = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** transformers.js fetches `<localModelPath><model>/<file>`; a listed file is fetched from its own URL instead. */
+function fetchListedFiles(files: ModelFiles, prefix: string, fetchFile: FetchFile): FetchFile {
+  return (input, init) => {
+    const path = typeof input === 'string' ? input : input.href;
+    const listed = path.startsWith(prefix) ? files[path.slice(prefix.length)] : undefined;
+    return fetchFile(listed ?? input, init);
+  };
+}
+
+/**
+ * The ONNX sessions behind a pipeline: `model.sessions` is not part of transformers.js's typed API, and the only
+ * such field read here. Checked on every load, so a transformers.js that moved it fails loudly, not silently.
+ */
+function sessionsOf(pipe: FeatureExtractionPipeline): Record<string, unknown> {
+  const sessions: unknown = (pipe.model as { sessions?: unknown } | undefined)?.sessions;
+  if (typeof sessions !== 'object' || sessions === null) {
+    throw new EngramError(ErrorCode.MODEL_INVALID, 'this transformers.js version has no pipeline.model.sessions; Engram pins the version it was tested with');
+  }
+  return sessions as Record<string, unknown>;
 }
 
 /** Short text run once at load: it checks the model really runs and yields its output size, and warms up shaders. */
@@ -69,8 +95,9 @@ const PROBE_TEXT = 'engram warm-up';
 
 export function loadModel(request: LoadRequest): Promise<LoadedModel> {
   return serialised(async () => {
-    const web = IS_NODE ? undefined : await browserOrt(request.wasmPaths);
     const transformers = await import('@huggingface/transformers');
+    // After transformers.js: importing it is what sets the CDN paths.
+    const web = IS_NODE ? undefined : await browserOrt(request.wasmPaths);
     const { env } = transformers;
     const saved = { ...env };
     env.allowLocalModels = true;
@@ -78,6 +105,7 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
     env.allowRemoteModels = request.allowRemote;
     // Files from our own origin are in the HTTP cache already; a Cache API copy would outlive a rebuilt model.
     env.useBrowserCache = saved.useBrowserCache && request.allowRemote;
+    if (request.files) env.fetch = fetchListedFiles(request.files, `${request.modelPath}${request.model}/`, saved.fetch);
     const load = () =>
       transformers.pipeline('feature-extraction', request.model, {
         device: request.device,
@@ -86,7 +114,7 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
       }) as Promise<FeatureExtractionPipeline>;
     let pipe: FeatureExtractionPipeline;
     try {
-      pipe = web ? await web.guardedLoad(load, (p) => p.model.sessions) : await load();
+      pipe = web ? await web.guardedLoad(load, sessionsOf) : await load();
     } catch (error) {
       throw loadError(error, request);
     } finally {
@@ -94,6 +122,7 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
       env.localModelPath = saved.localModelPath;
       env.allowRemoteModels = saved.allowRemoteModels;
       env.useBrowserCache = saved.useBrowserCache;
+      env.fetch = saved.fetch;
     }
     const loaded = wrap(pipe, request, web);
     try {
@@ -112,7 +141,7 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
 }
 
 function wrap(pipe: FeatureExtractionPipeline, { device, pooling }: LoadRequest, web: OrtWeb | undefined): LoadedModel {
-  const sessions = pipe.model.sessions as Record<string, unknown>;
+  const sessions = sessionsOf(pipe);
   return {
     device,
     dim: 0,

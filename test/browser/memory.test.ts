@@ -337,6 +337,26 @@ describe('errors', () => {
     await leader.close();
     await follower.close();
   });
+
+  test('a missing model refuses createMemory with MODEL_NOT_FOUND naming the files; lexical-only opens', async () => {
+    const page = await openLab(context);
+    const result = await page.evaluate(async () => {
+      const { createMemory, isEngramError } = window.engram;
+      const refused = await createMemory({ name: 'no-model', embedder: { model: 'nobody/nothing' } }).then(
+        () => null,
+        (e: unknown) => (isEngramError(e) ? { code: e.code, message: e.message } : { code: 'none', message: String(e) }),
+      );
+      const lexical = await createMemory({ name: 'no-model', embedder: null });
+      await lexical.add({ text: 'kept without a model' });
+      const answer = { refused, count: await lexical.count(), mode: (await lexical.search('kept')).trace.mode };
+      await lexical.close();
+      return answer;
+    });
+    expect(result.refused?.code).toBe('MODEL_NOT_FOUND');
+    expect(result.refused?.message).toContain('/models/nobody/nothing/config.json');
+    expect(result).toMatchObject({ count: 1, mode: 'lexical' });
+    await page.close();
+  });
 });
 
 test('no request left the page origin', () => {

@@ -1,0 +1,7 @@
+import HtmlWebpackPlugin from 'html-webpack-plugin';
+
+export default {
+  mode: 'production',
+  entry: './src/main.js',
+  plugins: [new HtmlWebpackPlugin({ template: './index.html' })],
+};

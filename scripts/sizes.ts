@@ -1,0 +1,85 @@
+/**
+ * What an app ships and a first visit downloads, measured on a production Vite build of a one-line app that does
+ * `import { createMemory } from 'engram'` against the built `dist/`. Sizes are raw and gzip (level 9).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build, type Rollup } from 'vite';
+
+export type Part = 'client' | 'worker' | 'wasm' | 'model' | 'fallback';
+
+export interface SizedFile {
+  file: string;
+  part: Part;
+  bytes: number;
+  gzip: number;
+}
+
+export interface Sizes {
+  files: SizedFile[];
+  totals: Record<Part, { bytes: number; gzip: number }>;
+  /** Everything but the fallback: what a first visit with OPFS downloads before its first hybrid search. */
+  firstVisit: { bytes: number; gzip: number };
+}
+
+/** Files only the IndexedDB and access-handle-pool backends load; a browser with OPFS never fetches them. */
+const FALLBACK = /(?:^|\/)(?:IDBBatchAtomicVFS|AccessHandlePoolVFS|wa-sqlite-async)-/;
+
+function partOf(output: Rollup.OutputChunk | Rollup.OutputAsset): Part {
+  if (output.type === 'chunk') return 'client';
+  if (FALLBACK.test(output.fileName)) return 'fallback';
+  if (output.fileName.endsWith('.wasm')) return 'wasm';
+  if (/\.(?:onnx|json)$/.test(output.fileName)) return 'model';
+  return 'worker';
+}
+
+export async function measureSizes(dist: string): Promise<Sizes> {
+  const app = mkdtempSync(join(tmpdir(), 'engram-sizes-'));
+  try {
+    writeFileSync(join(app, 'index.html'), '<script type="module" src="./main.js"></script>\n');
+    writeFileSync(join(app, 'main.js'), `import { createMemory } from ${JSON.stringify(join(dist, 'src/index.js'))};\nglobalThis.memory = createMemory();\n`);
+    const result = (await build({
+      root: app,
+      configFile: false,
+      logLevel: 'warn',
+      worker: { format: 'es' },
+      build: { write: false, target: 'es2022', outDir: join(app, 'out') },
+    })) as Rollup.RollupOutput;
+    const files = result.output
+      .filter((output) => !output.fileName.endsWith('.html'))
+      .map((output): SizedFile => {
+        const content = output.type === 'chunk' ? output.code : output.source;
+        const bytes = typeof content === 'string' ? Buffer.byteLength(content) : content.byteLength;
+        return { file: output.fileName, part: partOf(output), bytes, gzip: gzipSync(content, { level: 9 }).byteLength };
+      })
+      .sort((a, b) => b.gzip - a.gzip);
+    const sum = (list: SizedFile[]) => ({ bytes: list.reduce((s, f) => s + f.bytes, 0), gzip: list.reduce((s, f) => s + f.gzip, 0) });
+    const parts: Part[] = ['client', 'worker', 'wasm', 'model', 'fallback'];
+    const totals = Object.fromEntries(parts.map((part) => [part, sum(files.filter((f) => f.part === part))])) as Sizes['totals'];
+    return { files, totals, firstVisit: sum(files.filter((f) => f.part !== 'fallback')) };
+  } finally {
+    rmSync(app, { recursive: true, force: true });
+  }
+}
+
+function human(bytes: number): string {
+  return bytes < 1_000_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(2)} MB`;
+}
+
+/** The README's table. */
+export function renderSizes(sizes: Sizes): string {
+  const row = (label: string, part: { bytes: number; gzip: number }) => `| ${label} | ${human(part.gzip)} | ${human(part.bytes)} |`;
+  return [
+    '| What | gzip | size |',
+    '|---|---:|---:|',
+    row('Main-thread client (`createMemory`)', sizes.totals.client),
+    row('Worker JS (engine, SQLite glue, transformers.js, ONNX Runtime)', sizes.totals.worker),
+    row('WASM (SQLite, ONNX Runtime)', sizes.totals.wasm),
+    row('Built-in model (q8 weights, tokenizer)', sizes.totals.model),
+    row('**First visit, in all**', sizes.firstVisit),
+    row('Only without OPFS (IndexedDB fallback)', sizes.totals.fallback),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,76 @@
+/**
+ * Where a model's files are, and a cheap check that they are there before anything loads them.
+ *
+ * The built-in model's files are referenced as `new URL(<string literal>, import.meta.url)`: the one form that Vite,
+ * webpack 5, Rollup and Parcel all turn into assets of the app's own build, served from its origin. In this
+ * repository the literals point into `models/`; `npm run build` copies the same files to `dist/models/`, where the
+ * same relative paths hold.
+ */
+import { EngramError, ErrorCode } from '../errors.js';
+import type { EmbedderDtype } from './options.js';
+
+/** File name (relative to the model folder) → URL, for models whose files are not laid out under one folder. */
+export type ModelFiles = Readonly<Record<string, string>>;
+
+/** The built-in model as shipped: its q8 weights only (the default dtype). */
+export const BUILTIN_MODEL_FILES = {
+  'config.json': new URL('../../models/engram/glove-100d/config.json', import.meta.url).href,
+  'tokenizer.json': new URL('../../models/engram/glove-100d/tokenizer.json', import.meta.url).href,
+  'tokenizer_config.json': new URL('../../models/engram/glove-100d/tokenizer_config.json', import.meta.url).href,
+  'onnx/model_quantized.onnx': new URL('../../models/engram/glove-100d/onnx/model_quantized.onnx', import.meta.url).href,
+} as const satisfies ModelFiles;
+
+/** The ONNX file transformers.js loads for each dtype. */
+const ONNX_FILE: Record<EmbedderDtype, string> = {
+  fp32: 'onnx/model.onnx',
+  fp16: 'onnx/model_fp16.onnx',
+  q8: 'onnx/model_quantized.onnx',
+  int8: 'onnx/model_int8.onnx',
+  uint8: 'onnx/model_uint8.onnx',
+  q4: 'onnx/model_q4.onnx',
+  q4f16: 'onnx/model_q4f16.onnx',
+  bnb4: 'onnx/model_bnb4.onnx',
+};
+
+export interface ModelLocation {
+  model: string;
+  /** Folder or URL prefix holding `<owner>/<name>/`. */
+  modelPath: string;
+  dtype: EmbedderDtype;
+  files?: ModelFiles;
+}
+
+/** Where one file of the model is: its explicit URL, or its place under `modelPath`, resolved against the page. */
+export function modelFileUrl(location: ModelLocation, file: string): string {
+  const explicit = location.files?.[file];
+  if (explicit) return explicit;
+  const relative = `${location.modelPath}${location.model}/${file}`;
+  const base = globalThis.location?.href;
+  return base ? new URL(relative, base).href : relative;
+}
+
+/**
+ * Browser only: asks the server for the files a load needs (config, tokenizer, weights) without downloading them,
+ * so a missing model is a MODEL_NOT_FOUND when the Memory opens rather than a quiet lexical-only search later.
+ */
+export async function checkModelFiles(location: ModelLocation): Promise<void> {
+  const needed = ['config.json', 'tokenizer.json', ONNX_FILE[location.dtype]];
+  const missing: string[] = [];
+  await Promise.all(
+    needed.map(async (file) => {
+      const url = modelFileUrl(location, file);
+      const response = await fetch(url, { method: 'HEAD' }).catch(() => null);
+      if (!response?.ok || isHtmlFallback(response, file)) missing.push(url);
+    }),
+  );
+  if (missing.length > 0) {
+    throw new EngramError(ErrorCode.MODEL_NOT_FOUND, `model "${location.model}" is missing files: ${missing.join(', ')} (pass embedder: null for lexical-only search)`, {
+      details: { model: location.model, missing },
+    });
+  }
+}
+
+/** Single-page-app servers answer unknown paths with index.html and status 200. */
+function isHtmlFallback(response: Response, file: string): boolean {
+  return !file.endsWith('.html') && (response.headers.get('content-type') ?? '').includes('text/html');
+}

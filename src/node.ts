@@ -1,0 +1,12 @@
+/** `engram/node`: the in-process engine for Node (or any runtime without a DOM or workers); no worker or browser code. */
+export { createEngine } from './engine/engine.js';
+export { memoryStore } from './store/memory-store.js';
+export { createEmbedder } from './embedder/index.js';
+export { EngramError, ErrorCode, isEngramError } from './errors.js';
+
+export type { AddOptions, Engine, EngineOptions } from './engine/engine.js';
+export type { PackedVectors, Store, StoreWrite } from './store/store.js';
+export type { EmbedderOptions, EmbedderProgress, LocalEmbedder } from './embedder/index.js';
+export type { DecayOptions, DiversityOptions, ProjectBoost, SearchFilter, SearchOptions } from './search/options.js';
+export type { LexicalOptions } from './lexical/lexical-index.js';
+export type { AssembledContext, Embedder, Hit, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Trace, TraceStage } from './types.js';

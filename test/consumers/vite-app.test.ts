@@ -1,0 +1,60 @@
+/** examples/vite-app: the README's quick start in a Vite + TypeScript app, on the dev server and a production build. */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { consumerBrowser, installedOrtCopies, installExample, sh, startServer } from './harness.js';
+
+const browser = consumerBrowser();
+let app: string;
+
+beforeAll(async () => {
+  app = await installExample('vite-app');
+});
+
+describe('Vite + TypeScript app from the packed tarball', () => {
+  test('installs one ONNX Runtime (the version transformers.js pins)', async () => {
+    expect(await installedOrtCopies(app)).toEqual(['node_modules/onnxruntime-web/package.json']);
+  });
+
+  test('dev server: add, hybrid search, reload, still there', async () => {
+    const server = await startServer('npx', ['vite', '--port', '0', '--strictPort', 'false', '--host', '127.0.0.1'], app);
+    try {
+      await browser.driveNotes(server.url);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('production build (tsc under strict flags, vite build): add, hybrid search, reload, still there', async () => {
+    await sh('npm', ['run', 'build'], app);
+    const assets = join(app, 'dist/assets');
+    // One copy of ONNX Runtime's JS in the bundle: its version string is in exactly one emitted file.
+    const version = JSON.parse(readFileSync(join(app, 'node_modules/onnxruntime-web/package.json'), 'utf8')).version as string;
+    const withOrt = readdirSync(assets).filter((file) => file.endsWith('.js') && readFileSync(join(assets, file), 'utf8').includes(version));
+    expect(withOrt).toHaveLength(1);
+    expect(readdirSync(assets).filter((file) => file.startsWith('ort-wasm'))).toHaveLength(1);
+
+    const server = await startServer('npx', ['vite', 'preview', '--port', '0', '--host', '127.0.0.1'], app);
+    try {
+      await browser.driveNotes(server.url);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("an app's own worker file that only imports engram/worker (createMemory({ worker })) is kept whole", async () => {
+    // The installed copy, changed as an app would: its own worker entry, passed to createMemory.
+    writeFileSync(join(app, 'src/own-worker.ts'), "import 'engram/worker';\n");
+    const main = readFileSync(join(app, 'src/main.ts'), 'utf8');
+    const spawn = "createMemory({ name: 'notes', worker: new Worker(new URL('./own-worker.ts', import.meta.url), { type: 'module' }) })";
+    writeFileSync(join(app, 'src/main.ts'), main.replace("createMemory({ name: 'notes' })", spawn));
+    expect(readFileSync(join(app, 'src/main.ts'), 'utf8')).toContain('own-worker.ts');
+    await sh('npm', ['run', 'build'], app);
+    const server = await startServer('npx', ['vite', 'preview', '--port', '0', '--host', '127.0.0.1'], app);
+    try {
+      await browser.driveNotes(server.url);
+    } finally {
+      await server.stop();
+    }
+  });
+});

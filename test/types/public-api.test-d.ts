@@ -1,0 +1,116 @@
+/**
+ * The public types, checked by the compiler (`vitest --typecheck` runs this file through tsc), the way idb and
+ * Comlink test theirs: what a caller writes must compile, and what it must not write must fail to.
+ */
+import { describe, expectTypeOf, test } from 'vitest';
+import {
+  createEmbedder,
+  createEngine,
+  createMemory,
+  EngramError,
+  ErrorCode,
+  isEngramError,
+  memoryStore,
+  type Engine,
+  type EngineOptions,
+  type Hit,
+  type LocalEmbedder,
+  type Memory,
+  type MemoryOptions,
+  type MemoryRecord,
+  type MemoryStatus,
+  type RemoteSearchOptions,
+  type SearchOptions,
+  type SearchResult,
+  type Trace,
+} from '../../src/index.js';
+import * as nodeEntry from '../../src/node.js';
+
+describe('createMemory and Memory', () => {
+  test('createMemory resolves to a Memory; every option is optional', () => {
+    expectTypeOf(createMemory).returns.resolves.toEqualTypeOf<Memory>();
+    expectTypeOf(createMemory).toBeCallableWith();
+    expectTypeOf(createMemory).toBeCallableWith({ name: 'notes', storage: 'opfs', embedder: null, persist: false });
+    expectTypeOf<MemoryOptions['storage']>().toEqualTypeOf<'auto' | 'opfs' | 'idb' | 'memory' | undefined>();
+    // @ts-expect-error: not a storage kind
+    void createMemory({ storage: 'disk' });
+  });
+
+  test('Memory methods', () => {
+    expectTypeOf<Memory['search']>().parameters.toEqualTypeOf<[query: string, options?: Partial<RemoteSearchOptions>]>();
+    expectTypeOf<Memory['search']>().returns.resolves.toEqualTypeOf<SearchResult>();
+    expectTypeOf<Memory['add']>().returns.resolves.toEqualTypeOf<string[]>();
+    expectTypeOf<Memory['get']>().returns.resolves.toEqualTypeOf<MemoryRecord | null>();
+    expectTypeOf<Memory['status']>().returns.resolves.toEqualTypeOf<MemoryStatus>();
+    expectTypeOf<MemoryStatus['error']>().toEqualTypeOf<{ code: ErrorCode; message: string } | null>();
+  });
+
+  test('the boost hook runs only in-process, so a Memory cannot take it', () => {
+    expectTypeOf<SearchOptions>().toHaveProperty('boost');
+    expectTypeOf<RemoteSearchOptions>().not.toHaveProperty('boost');
+    const search = (memory: Memory) =>
+      // @ts-expect-error: boost is not a Memory search option
+      memory.search('q', { boost: () => 1 });
+    void search;
+  });
+});
+
+describe('SearchResult, Hit and explain', () => {
+  test('a hit says why it ranked where it did', () => {
+    expectTypeOf<SearchResult['hits']>().toEqualTypeOf<Hit[]>();
+    expectTypeOf<Hit['explain']['bm25Rank']>().toEqualTypeOf<number | null>();
+    expectTypeOf<Hit['explain']['vecRank']>().toEqualTypeOf<number | null>();
+    expectTypeOf<Hit['explain']['cosine']>().toEqualTypeOf<number | null>();
+    expectTypeOf<Hit['explain']['fused']>().toEqualTypeOf<number>();
+    expectTypeOf<Hit['explain']['recency']>().toEqualTypeOf<number>();
+    expectTypeOf<Hit['explain']['neighbour']>().toEqualTypeOf<{ from: string; bonus: number } | undefined>();
+    expectTypeOf<Trace['mode']>().toEqualTypeOf<'lexical' | 'vector' | 'hybrid'>();
+    expectTypeOf<SearchResult['context']['text']>().toBeString();
+  });
+});
+
+describe('errors', () => {
+  test('codes are a closed union of string literals, stable across the worker boundary', () => {
+    expectTypeOf<ErrorCode>().toEqualTypeOf<
+      | 'INVALID_INPUT'
+      | 'DUPLICATE_ID'
+      | 'NOT_FOUND'
+      | 'DIMENSION_MISMATCH'
+      | 'EMBEDDER_FAILED'
+      | 'MODEL_NOT_FOUND'
+      | 'MODEL_INVALID'
+      | 'STORE_FAILED'
+      | 'QUOTA_EXCEEDED'
+      | 'SCHEMA_TOO_NEW'
+      | 'SNAPSHOT_INVALID'
+      | 'WORKER_FAILED'
+      | 'CLOSED'
+    >();
+    expectTypeOf(ErrorCode.MODEL_NOT_FOUND).toEqualTypeOf<'MODEL_NOT_FOUND'>();
+    expectTypeOf<EngramError['code']>().toEqualTypeOf<ErrorCode>();
+  });
+
+  test('isEngramError narrows an unknown', () => {
+    const handle = (error: unknown) => {
+      if (isEngramError(error, ErrorCode.QUOTA_EXCEEDED)) expectTypeOf(error).toEqualTypeOf<EngramError>();
+      // @ts-expect-error: not a code
+      isEngramError(error, 'NOPE');
+    };
+    void handle;
+  });
+});
+
+describe('the in-process engine (engram and engram/node)', () => {
+  test('createEngine takes one options type and resolves to an Engine', () => {
+    expectTypeOf(createEngine).parameter(0).toEqualTypeOf<EngineOptions | undefined>();
+    expectTypeOf(createEngine).returns.resolves.toEqualTypeOf<Engine>();
+    expectTypeOf(createEngine).toBeCallableWith({ store: memoryStore(), search: { k: 5 }, supersedeThreshold: false });
+    expectTypeOf<Engine['search']>().parameter(1).toEqualTypeOf<Partial<SearchOptions> | undefined>();
+    expectTypeOf(createEmbedder).returns.resolves.toEqualTypeOf<LocalEmbedder>();
+  });
+
+  test('engram/node is the same API without createMemory', () => {
+    expectTypeOf(nodeEntry.createEngine).toEqualTypeOf(createEngine);
+    expectTypeOf(nodeEntry).not.toHaveProperty('createMemory');
+  });
+});
