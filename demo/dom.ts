@@ -3,7 +3,8 @@ type Child = Node | string | number | null | undefined | false;
 type Props = {
   class?: string;
   dataset?: Record<string, string>;
-  style?: string;
+  /** Inline styles as CSS properties (`{ width: '40%' }`), set through the CSSOM: the CSP refuses `style` attributes. */
+  style?: Record<string, string>;
   on?: Partial<{ [E in keyof HTMLElementEventMap]: (event: HTMLElementEventMap[E]) => void }>;
   [attribute: string]: unknown;
 };
@@ -14,7 +15,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
     if (value === undefined || value === null || value === false) continue;
     if (name === 'class') element.className = String(value);
     else if (name === 'dataset') Object.assign(element.dataset, value);
-    else if (name === 'on') {
+    else if (name === 'style') {
+      for (const [property, css] of Object.entries(value as Record<string, string>)) element.style.setProperty(property, css);
+    } else if (name === 'on') {
       for (const [type, listener] of Object.entries(value as Record<string, EventListener>)) element.addEventListener(type, listener);
     } else if (name in element && typeof value !== 'string') (element as unknown as Record<string, unknown>)[name] = value;
     else element.setAttribute(name, value === true ? '' : String(value));

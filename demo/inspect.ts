@@ -24,7 +24,7 @@ export function renderTrace(root: HTMLElement, trace: Trace): void {
       { title: stage.note ?? '' },
       h('th', { scope: 'row' }, stage.name, stage.note ? h('small', { class: 'note' }, stage.note) : null),
       h('td', { class: 'counts' }, `${stage.in} → ${stage.out}`),
-      h('td', { class: 'wf' }, h('div', { class: `wf-bar stage-${stage.name}`, style: `margin-left:${left.toFixed(2)}%;width:max(2px, ${width.toFixed(2)}%)` })),
+      h('td', { class: 'wf' }, h('div', { class: `wf-bar stage-${stage.name}`, style: { 'margin-left': `${left.toFixed(2)}%`, width: `max(2px, ${width.toFixed(2)}%)` } })),
       h('td', { class: 'ms' }, ms(stage.ms)),
     );
   });
@@ -60,7 +60,7 @@ export function renderFacts(root: HTMLElement, facts: EngineFacts): void {
 export function renderContext(meter: HTMLElement, text: HTMLElement, context: AssembledContext): void {
   const share = context.budget > 0 ? Math.min(1, context.tokens / context.budget) : 0;
   meter.replaceChildren(
-    h('div', { class: 'budget-bar', role: 'meter', 'aria-valuemin': '0', 'aria-valuemax': String(context.budget), 'aria-valuenow': String(context.tokens), 'aria-label': 'tokens used of the budget' }, h('span', { style: `width:${(share * 100).toFixed(1)}%` })),
+    h('div', { class: 'budget-bar', role: 'meter', 'aria-valuemin': '0', 'aria-valuemax': String(context.budget), 'aria-valuenow': String(context.tokens), 'aria-label': 'tokens used of the budget' }, h('span', { style: { width: `${(share * 100).toFixed(1)}%` } })),
     h('p', {}, h('strong', {}, `${context.tokens}`), ` of ${context.budget} tokens · ${context.ids.length} ${context.ids.length === 1 ? 'memory' : 'memories'}`),
   );
   text.textContent = context.text || '(empty: no hit fits the budget)';

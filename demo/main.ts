@@ -10,6 +10,7 @@ import { editMemory, type EditorFields } from './editor.js';
 import { renderContext, renderFacts, renderTrace } from './inspect.js';
 import { renderHits, type Ranking } from './results.js';
 import { SAMPLE_QUERIES, sampleMemories } from './sample-memories.js';
+import { spawnEngramWorker } from './trusted.js';
 
 const SETTINGS_KEY = 'engram-demo:settings:v1';
 const DATABASE = 'engram-demo';
@@ -378,9 +379,14 @@ function wire(): void {
 async function start(): Promise<void> {
   wire();
   updateChangedCount();
+  // The demo spawns the worker itself: its CSP lets only the Trusted Types policy in trusted.ts name a script URL.
+  let worker: Worker | undefined;
   try {
-    memory = await createMemory({ name: DATABASE, embedder: { onProgress: showModelProgress } });
+    worker = spawnEngramWorker(DATABASE);
+    memory = await createMemory({ name: DATABASE, worker, embedder: { onProgress: showModelProgress } });
   } catch (error) {
+    // createMemory ends only the workers it spawned.
+    worker?.terminate();
     message(`Could not open the memory: ${describeError(error)}`, 'error');
     byId('status-count').textContent = 'not open';
     return;

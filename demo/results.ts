@@ -76,14 +76,14 @@ function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLEle
   const label =
     `score ${fixed(hit.score, 4)} = fused ${fixed(fused, 4)} (${made.join(', ')}) × recency ${fixed(recency, 3)} × boost ${fixed(boost, 3)}` +
     (hit.explain.superseded ? ' × superseded penalty' : '');
-  const segment = (cls: string, x: number) => x > 0 && h('span', { class: cls, style: `flex-grow:${x / total}` });
+  const segment = (cls: string, x: number) => x > 0 && h('span', { class: cls, style: { 'flex-grow': String(x / total) } });
   return h(
     'div',
     { class: 'scorebar', role: 'img', 'aria-label': label, title: label },
-    h('div', { class: 'bar-fused', style: `width:${pct(fused)}` }),
+    h('div', { class: 'bar-fused', style: { width: pct(fused) } }),
     h(
       'div',
-      { class: 'bar-score', style: `width:${pct(hit.score)}` },
+      { class: 'bar-score', style: { width: pct(hit.score) } },
       segment('seg-lex', parts.lexical),
       segment('seg-vec', parts.vector),
       segment('seg-both', parts.both),

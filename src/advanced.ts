@@ -4,7 +4,7 @@
  * the pieces of the score an app may redraw (`topRankBonus`, `DAY_MS`), the built-in model's settings, and errors
  * as plain data for an app's own channels.
  */
-export { defaultSearchOptions, resolveSearchOptions } from './search/options.js';
+export { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions } from './search/options.js';
 export { topRankBonus, type FusionMethod } from './search/fuse.js';
 export { DAY_MS } from './search/decay.js';
 export type { NeighbourOptions } from './search/neighbours.js';

@@ -13,6 +13,8 @@ export const ErrorCode = {
   SNAPSHOT_INVALID: 'SNAPSHOT_INVALID',
   WORKER_FAILED: 'WORKER_FAILED',
   CLOSED: 'CLOSED',
+  /** A Memory call (or opening one) got no answer in time: see `MemoryOptions.callTimeoutMs` / `writeTimeoutMs`. */
+  TIMEOUT: 'TIMEOUT',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -51,8 +53,11 @@ export interface SerializedEngramError {
   details?: Record<string, unknown>;
 }
 
-export function serializeError(error: EngramError): SerializedEngramError {
-  return { name: error.name, code: error.code, message: error.message, stack: error.stack, details: error.details };
+/** `stack: false` leaves the stack out (it names internal files): how errors cross Engram's own boundaries by default. */
+export function serializeError(error: EngramError, options: { stack?: boolean } = {}): SerializedEngramError {
+  const plain: SerializedEngramError = { name: error.name, code: error.code, message: error.message, details: error.details };
+  if (options.stack !== false && error.stack) plain.stack = error.stack;
+  return plain;
 }
 
 export function deserializeError(data: SerializedEngramError): EngramError {

@@ -1,20 +1,36 @@
 /** Public data types shared by the engine, the stores, the worker and the client. */
 
 /** What a caller hands to `add`. */
+/**
+ * What a caller hands to `add`. Every string must be well-formed UTF-16 (no lone surrogate: the SQLite store keeps
+ * UTF-8, where one cannot be written); sizes are bounded by the engine option `limits` (RecordLimits).
+ */
 export interface MemoryInput {
+  /** Non-empty, at most 512 characters, well-formed UTF-16. Default: a new UUID v7. */
   id?: string;
+  /** Non-blank, well-formed UTF-16 (lone surrogates are refused, not replaced), at most `limits.maxTextLength`. */
   text: string;
-  /** Epoch ms, an ISO-8601 string or a Date. Defaults to the engine clock's "now". */
+  /**
+   * Epoch ms (finite, within ±8.64e15), a valid Date, or an ISO-8601 string: YYYY-MM-DD, optionally
+   * THH:MM[:SS[.fraction]] and Z or ±HH:MM, a real calendar date. Defaults to the engine clock's "now".
+   */
   createdAt?: number | string | Date;
   /** Score multiplier from 1 to 2. Default 1. */
   priority?: number;
   pinned?: boolean;
+  /** At most `limits.maxLabelLength` characters, like `scope` and `kind`. */
   project?: string;
   scope?: string;
+  /** At most `limits.maxTags` tags of at most `limits.maxTagLength` characters. */
   tags?: string[];
   kind?: string;
-  /** Epoch ms after which the memory is never returned. */
+  /** After this the memory is never returned: a date as for `createdAt`. */
   validUntil?: number;
+  /**
+   * JSON data only: plain objects, arrays, strings, finite numbers, booleans, null (no Date, Map, Set, BigInt,
+   * function, class instance or cycle), at most `limits.maxMetaDepth` deep and `limits.maxMetaBytes` as JSON.
+   * Stored as its JSON round trip (-0 reads back as 0).
+   */
   meta?: Record<string, unknown>;
 }
 

@@ -1,7 +1,7 @@
 import { createEngine, type Engine } from '../src/engine/engine.js';
-import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
+import { ErrorCode, invalidInput, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions } from '../src/embedder/index.js';
-import type { MemoryStatus, MethodName, StorageKind, WireEmbedderOptions } from '../src/client/protocol.js';
+import { CALLABLE_METHODS, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
 import type { Embedder, MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './snapshots.js';
@@ -12,9 +12,10 @@ export type HostMethod = MethodName | 'status';
 export interface Host {
   /**
    * Runs one method on the engine. `retry` marks a call re-sent after the tab that first received it went away:
-   * an `add` whose memories are all there already was committed then and is answered with its ids.
+   * an `add` whose memories are all there already was committed then and is answered with its ids. `method` and
+   * `args` come from a page or another tab: a method outside the Memory API is refused with INVALID_INPUT.
    */
-  call(method: HostMethod, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown>;
+  call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -75,11 +76,14 @@ export async function openHost(options: HostOptions): Promise<Host> {
     embedder: engine.embedder?.id ?? null,
     indexing: engine.indexing(),
     lexicalIndex: engine.lexicalSource,
+    evicted: store.evicted,
     error: lastError && { code: lastError.code, message: lastError.message },
+    rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
   });
 
   return {
-    async call(method, args, onProgress, retry = false) {
+    async call(name, args, onProgress, retry = false) {
+      const method = checkCall(name, args);
       try {
         const result = await dispatch(method, args, onProgress, retry);
         if (CHANGES.has(method)) snapshots.changed();
@@ -118,15 +122,32 @@ const MODEL_GRACE_MS = 1000;
 /** Methods that change memories (and so the lexical index). */
 const CHANGES = new Set<HostMethod>(['add', 'update', 'remove', 'pin', 'import']);
 
+/**
+ * Only the Memory API runs: without this, a caller could name any engine method (`close`, `setEmbedder`, or
+ * internals that write to the store outside the write queue).
+ */
+function checkCall(method: unknown, args: unknown): HostMethod {
+  if (typeof method !== 'string' || !CALLABLE_METHODS.has(method)) {
+    throw invalidInput(`${typeof method === 'string' ? `"${method.slice(0, 40)}"` : typeof method} is not a Memory method`, { method: String(method).slice(0, 40) });
+  }
+  if (!Array.isArray(args)) throw invalidInput(`the arguments of ${method}() must be an array`);
+  return method as HostMethod;
+}
+
 function idsOf(input: unknown): string[] | null {
   const list = Array.isArray(input) ? input : [input];
   const ids = list.map((item: unknown) => (typeof item === 'object' && item !== null ? (item as MemoryInput).id : undefined));
   return ids.every((id): id is string => typeof id === 'string') ? ids : null;
 }
 
-/** Adds are atomic, so one stored id of the call means all of them are. The worker gives every input an id up front. */
+/**
+ * The worker gives every input an id up front, and adds are atomic: if the first try was committed, every id is
+ * there. Every id is checked, because one of them may have been stored before by another call (that add then
+ * fails as a duplicate, as it should, instead of being answered as done).
+ */
 async function alreadyAdded(engine: Engine, input: unknown): Promise<boolean> {
   const ids = idsOf(input);
   if (!ids || ids.length === 0) return false;
-  return (await engine.get(ids[0] as string)) !== null;
+  for (const id of ids) if ((await engine.get(id)) === null) return false;
+  return true;
 }

@@ -4,10 +4,20 @@
  * owns the database (or joins the tab that does, see leader.ts) and answers the Memory API.
  */
 import * as Comlink from 'comlink';
-import { EngramError, ErrorCode } from '../src/errors.js';
+import { EngramError, ErrorCode, invalidInput } from '../src/errors.js';
 import { resolveSearchOptions } from '../src/search/options.js';
 import { newId } from '../src/engine/records.js';
-import { closedError, installErrorTransfer, type WorkerApi, type WorkerOpenOptions } from '../src/client/protocol.js';
+import {
+  closedError,
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_OPEN_TIMEOUT_MS,
+  DEFAULT_WRITE_TIMEOUT_MS,
+  installErrorTransfer,
+  setErrorStacks,
+  type CallTimeouts,
+  type WorkerApi,
+  type WorkerOpenOptions,
+} from '../src/client/protocol.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
 import { resolveStorage } from './open-store.js';
@@ -24,6 +34,18 @@ let host: Host | null = null;
 let opening: Promise<void> | null = null;
 let closed = false;
 let searchDefaults: WorkerOpenOptions['search'] = {};
+/** Calls received and not yet answered: close() lets them finish first. */
+const inFlight = new Set<Promise<unknown>>();
+
+/** The page's timeouts; a page that sent none (an older client) gets the defaults. */
+function timeoutsOf(options: Partial<WorkerOpenOptions>): CallTimeouts {
+  const pick = (value: unknown, fallback: number) => (typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback);
+  return {
+    callMs: pick(options.timeouts?.callMs, DEFAULT_CALL_TIMEOUT_MS),
+    writeMs: pick(options.timeouts?.writeMs, DEFAULT_WRITE_TIMEOUT_MS),
+    openMs: pick(options.timeouts?.openMs, DEFAULT_OPEN_TIMEOUT_MS),
+  };
+}
 
 /** The host `open` made, for a call to run on; refuses calls before open and after close. */
 function requireHost(): Host {
@@ -48,38 +70,56 @@ const api: WorkerApi = {
     if (opening) throw new EngramError(ErrorCode.INVALID_INPUT, 'this worker is already open: use one worker per createMemory');
     opening = (async () => {
       checkDatabaseName(options.name);
+      setErrorStacks(options.debug === true);
       searchDefaults = options.search;
       const storage = await resolveStorage(options.storage);
       // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       const start = () => openHost({ name: options.name, storage, embedder: options.embedder, onModelProgress, loadEmbedder });
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
-      host = storage === 'memory' ? await start() : await joinGroup(`engram:${storage}:${options.name}`, start);
+      host =
+        storage === 'memory'
+          ? await start()
+          : await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true });
     })();
     await opening;
   },
 
   async call(method, args, onProgress) {
     const target = requireHost();
+    // The method itself is checked against the Memory API where it runs (host.ts), so a follower's call is refused
+    // by the leader too.
+    if (!Array.isArray(args)) throw invalidInput('the arguments of a call must be an array');
     let wire: unknown[] = args;
     if (method === 'add') wire = [withIds(args[0])];
     // This tab's search defaults apply here, before the call may travel to another tab's engine.
     if (method === 'search' && Object.keys(searchDefaults).length > 0) wire = [args[0], resolveSearchOptions(searchDefaults, args[1] as object)];
+    const run = target.call(method, wire, onProgress);
+    inFlight.add(run);
     try {
-      return (await target.call(method, wire, onProgress)) as never;
+      return (await run) as never;
     } finally {
+      inFlight.delete(run);
       releaseCallback(onProgress);
     }
   },
 
   async status() {
-    return (await requireHost().call('status', [])) as Awaited<ReturnType<WorkerApi['status']>>;
+    const run = requireHost().call('status', []);
+    inFlight.add(run);
+    try {
+      return (await run) as Awaited<ReturnType<WorkerApi['status']>>;
+    } finally {
+      inFlight.delete(run);
+    }
   },
 
   async close() {
     if (closed) return;
     closed = true;
     await opening?.catch(() => undefined);
+    // Calls already received are answered before the database closes (each ends by its timeout at the latest).
+    await Promise.allSettled(inFlight);
     await host?.close();
     host = null;
   },

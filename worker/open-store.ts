@@ -13,19 +13,35 @@ export async function resolveStorage(storage: 'auto' | StorageKind): Promise<Sto
   return (await canUseOpfs()) ? 'opfs' : 'idb';
 }
 
+/**
+ * Each worker probes its own file: a sync access handle locks its file, so workers of several tabs probing one
+ * shared file at once saw it locked, and a tab that concluded "no OPFS" opened a second database on IndexedDB,
+ * where its writes were invisible to the others.
+ */
 async function canUseOpfs(): Promise<boolean> {
   if (!hasOpfsSyncAccess()) return false;
+  let root: FileSystemDirectoryHandle | undefined;
+  const name = `.engram-probe-${crypto.randomUUID()}`;
   try {
-    const root = await navigator.storage.getDirectory();
-    const probe = await root.getFileHandle('.engram-probe', { create: true });
+    root = await navigator.storage.getDirectory();
+    const probe = await root.getFileHandle(name, { create: true });
     const handle = await probe.createSyncAccessHandle();
     handle.close();
     return true;
   } catch {
     return false;
+  } finally {
+    await root?.removeEntry(name).catch(() => undefined);
   }
 }
 
-export function openStore(name: string, storage: StorageKind): Promise<Store> {
-  return storage === 'memory' ? Promise.resolve(memoryStore()) : openSqliteStore({ name, backend: storage });
+/** A store as the worker opens it, with what the open found. */
+export type OpenedStore = Store & {
+  /** The database's data vanished since the last open (evicted or cleared; see worker/sentinel.ts). Never for 'memory'. */
+  readonly evicted: boolean;
+};
+
+export async function openStore(name: string, storage: StorageKind): Promise<OpenedStore> {
+  if (storage === 'memory') return Object.assign(memoryStore(), { evicted: false });
+  return openSqliteStore({ name, backend: storage });
 }

@@ -32,6 +32,8 @@ export async function saveSnapshot(engine: Engine, store: Store): Promise<number
  */
 export class SnapshotKeeper {
   private dirty: boolean;
+  /** Bumped by every change: a save clears `dirty` only if nothing changed while it ran. */
+  private changes = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private saving: Promise<void> = Promise.resolve();
 
@@ -50,6 +52,7 @@ export class SnapshotKeeper {
   /** Call after every change to the memories. */
   changed(): void {
     this.dirty = true;
+    this.changes++;
     this.schedule();
   }
 
@@ -67,9 +70,11 @@ export class SnapshotKeeper {
     }, SAVE_AFTER_IDLE_MS);
   }
 
+  /** Clears `dirty` only once the snapshot is stored: a failed save (a full disk) is tried again on close. */
   private async save(): Promise<void> {
     if (!this.store.persistent) return;
-    this.dirty = false;
+    const changesBefore = this.changes;
     await saveSnapshot(this.engine, this.store);
+    if (this.changes === changesBefore) this.dirty = false;
   }
 }

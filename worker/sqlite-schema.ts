@@ -59,19 +59,28 @@ export const migrations: ((db: Connection) => Promise<void>)[] = [
   },
 ];
 
-/** Brings the database `name` to SCHEMA_VERSION, or refuses it with SCHEMA_TOO_NEW (untouched) if it is newer. */
+/**
+ * Brings the database `name` to SCHEMA_VERSION, or refuses it with SCHEMA_TOO_NEW (untouched) if it is newer.
+ * Each step is its own transaction and sets user_version with its changes, so a step that fails (a full disk)
+ * leaves the database whole at the version before it, readable by this Engram, and the next open resumes there.
+ */
 export async function migrate(db: Connection, name: string): Promise<void> {
-  await db.transaction(async () => {
-    // Read inside the write transaction so two openers cannot both migrate.
-    const version = Number(await db.scalar('PRAGMA user_version'));
-    if (version > SCHEMA_VERSION) {
-      throw new EngramError(
-        ErrorCode.SCHEMA_TOO_NEW,
-        `database "${name}" has schema version ${version}, this version of Engram reads up to ${SCHEMA_VERSION}: upgrade Engram (the database was left untouched)`,
-        { details: { version, supported: SCHEMA_VERSION } },
-      );
-    }
-    for (let v = version; v < SCHEMA_VERSION; v++) await migrations[v]!(db);
-    if (version !== SCHEMA_VERSION) await db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-  });
+  for (;;) {
+    const done = await db.transaction(async () => {
+      // Read inside the write transaction so two openers cannot both migrate.
+      const version = Number(await db.scalar('PRAGMA user_version'));
+      if (version > SCHEMA_VERSION) {
+        throw new EngramError(
+          ErrorCode.SCHEMA_TOO_NEW,
+          `database "${name}" has schema version ${version}, this version of Engram reads up to ${SCHEMA_VERSION}: upgrade Engram (the database was left untouched)`,
+          { details: { version, supported: SCHEMA_VERSION } },
+        );
+      }
+      if (version === SCHEMA_VERSION) return true;
+      await migrations[version]!(db);
+      await db.exec(`PRAGMA user_version = ${version + 1}`);
+      return false;
+    });
+    if (done) return;
+  }
 }

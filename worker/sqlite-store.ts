@@ -2,7 +2,8 @@
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../src/store/store.js';
 import type { MemoryRecord } from '../src/types.js';
-import { Connection, isSqliteError, type SqliteBackend } from './sqlite.js';
+import { Connection, isQuotaFailure, isSqliteError, type SqliteBackend } from './sqlite.js';
+import { readSentinel, writeSentinel } from './sentinel.js';
 import {
   CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_VECTORS, setOptionalFields, toRow, UPSERT_RECORDS, UPSERT_VECTORS,
   type OptionalRow,
@@ -23,25 +24,108 @@ export function checkDatabaseName(name: unknown): asserts name is string {
   }
 }
 
-/** Opens (creating or migrating) an Engram database in wa-sqlite. Only in a worker for the OPFS backends. */
+/**
+ * The `meta` row holding this database's instance id: random, written once when the database is created (or first
+ * opened by an Engram that has this row). The eviction sentinel (sentinel.ts) remembers it outside the database.
+ */
+export const INSTANCE_KEY = 'engram.instance';
+
+/**
+ * Opens (creating or migrating) an Engram database in wa-sqlite. Only in a worker for the OPFS backends.
+ * Refuses with QUOTA_EXCEEDED when the disk is too full to open or migrate it (the database stays as it was, at
+ * its schema version), SCHEMA_TOO_NEW for a newer Engram's database, STORE_FAILED otherwise.
+ */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
   checkDatabaseName(options.name);
+  const sentinelKey = `${options.backend}:${options.name}`;
+  // Another storage area: read while SQLite opens rather than after.
+  const recorded = readSentinel(sentinelKey);
   const connect = () => openConnection(options);
-  return new SqliteStore(await connect(), options.backend === 'idb' ? 'idb' : 'opfs', connect);
+  let db = await connect();
+  let identity: Identity;
+  try {
+    identity = await identify(db);
+  } catch (error) {
+    const ioError = db.lastIoError();
+    await db.close().catch(() => undefined);
+    // Recording the instance id is worth an open, not a refusal: a full disk must not hide readable data.
+    // A fresh connection recovers whatever the failed write left (SQLite rolls it back from the file).
+    if (!isQuotaFailure(error, ioError)) throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}"`);
+    db = await connect();
+    identity = { previous: null, instance: null, hasMemories: await hasMemories(db, options.name) };
+  }
+  const sentinel = await recorded;
+  // Data was here (the sentinel says this database held memories) and the database opened now is another, empty
+  // one: its files were deleted behind Engram's back. An emptied database keeps its instance id, so it is not this.
+  const evicted = sentinel?.hadData === true && sentinel.instance !== identity.previous && !identity.hasMemories;
+  let sentinelState: SentinelState | null = null;
+  if (sentinel !== undefined && identity.instance !== null) {
+    const hadData = identity.hasMemories || (sentinel?.instance === identity.instance && sentinel.hadData);
+    sentinelState = { key: sentinelKey, instance: identity.instance, hadData };
+    if (sentinel?.instance !== identity.instance || sentinel.hadData !== hadData) {
+      if (!(await writeSentinel(sentinelKey, { instance: identity.instance, hadData }))) sentinelState.hadData = false;
+    }
+  }
+  return new SqliteStore(db, options.backend === 'idb' ? 'idb' : 'opfs', connect, { evicted, sentinel: sentinelState });
+}
+
+interface Identity {
+  /** The instance id the database had when opened; null when it had none (new, or older than the id). */
+  previous: string | null;
+  /** Its instance id now; null when it had none and one could not be written (a full disk). */
+  instance: string | null;
+  hasMemories: boolean;
+}
+
+async function identify(db: Connection): Promise<Identity> {
+  const stored = await db.scalar('SELECT value FROM meta WHERE key = ?1', [INSTANCE_KEY]);
+  const previous = typeof stored === 'string' ? stored : null;
+  const memories = Number(await db.scalar('SELECT EXISTS (SELECT 1 FROM memories)')) === 1;
+  if (previous !== null) return { previous, instance: previous, hasMemories: memories };
+  const instance = crypto.randomUUID();
+  await db.transaction(() => db.run('INSERT OR IGNORE INTO meta (key, value) VALUES (?1, ?2)', [INSTANCE_KEY, instance]));
+  return { previous, instance, hasMemories: memories };
+}
+
+async function hasMemories(db: Connection, name: string): Promise<boolean> {
+  try {
+    return Number(await db.scalar('SELECT EXISTS (SELECT 1 FROM memories)')) === 1;
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${name}"`);
+  }
 }
 
 /** Page size of a new database on OPFS: faster bulk writes and fewer reads on open (docs/worker.md). */
 const PAGE_SIZE = 16384;
 
+/** A failure while opening or migrating: a full disk is QUOTA_EXCEEDED, and the database is left as it was. */
+function openError(error: unknown, ioError: unknown, options: SqliteStoreOptions): EngramError {
+  if (isQuotaFailure(error, ioError)) {
+    return new EngramError(
+      ErrorCode.QUOTA_EXCEEDED,
+      `cannot open database "${options.name}" (${options.backend}): storage quota exceeded; the database was left as it was (at its schema version), free space and open it again`,
+      { cause: error },
+    );
+  }
+  return toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}" (${options.backend})`);
+}
+
 async function openConnection(options: SqliteStoreOptions): Promise<Connection> {
   const connection = await Connection.open(options.backend, options.name).catch((error: unknown) => {
-    throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}" (${options.backend})`);
+    throw openError(error, null, options);
   });
   try {
     // Only a new database takes it (an existing one keeps its page size). Opening reads every record and vector,
     // in fewer VFS reads with larger pages. (IDBBatchAtomicVFS refuses a page size change.)
     if (options.backend !== 'idb') await connection.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
+    // IndexedDB: a migration's pages stay in memory until its commit, which IDBBatchAtomicVFS writes as one IDB
+    // transaction. Pages spilled before the commit are written as a pending version that, when the commit fails
+    // for lack of space, must be cleaned up by a write before the database can be read again: on a full disk, not
+    // even a read would work until space is freed. (A migration's size is bounded by the database's.)
+    if (options.backend === 'idb') await connection.exec('PRAGMA cache_spill = OFF');
     await migrate(connection, options.name);
+    if (options.backend === 'idb') await connection.exec('PRAGMA cache_spill = ON');
     // OPFS: WAL (on the connection's exclusive lock, see Connection.open) makes small commits much cheaper than the
     // rollback journal (docs/worker.md). Set after the version check so a newer Engram's database is never written.
     // IndexedDB keeps its default journal: IDBBatchAtomicVFS commits a whole transaction as one IDB transaction.
@@ -52,9 +136,17 @@ async function openConnection(options: SqliteStoreOptions): Promise<Connection> 
     await connection.exec('PRAGMA temp_store = MEMORY');
     return connection;
   } catch (error) {
+    const ioError = connection.lastIoError();
     await connection.close().catch(() => undefined);
-    throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}"`);
+    throw openError(error, ioError, options);
   }
+}
+
+/** What the store keeps of its sentinel, to record the first memory of an instance that had none. */
+interface SentinelState {
+  key: string;
+  instance: string;
+  hadData: boolean;
 }
 
 export class SqliteStore implements Store {
@@ -65,11 +157,22 @@ export class SqliteStore implements Store {
   /** Set by an I/O failure: the next call starts on a fresh connection (SQLite recovers from the file). */
   private broken = false;
 
+  /**
+   * True when this open found the database missing or empty although the eviction sentinel says it held memories:
+   * the browser evicted the origin's data or someone deleted it (see sentinel.ts). The store is usable, and empty.
+   */
+  readonly evicted: boolean;
+  private readonly sentinel: SentinelState | null;
+
   constructor(
     private db: Connection,
     readonly kind: 'opfs' | 'idb',
     private readonly reconnect: () => Promise<Connection>,
-  ) {}
+    eviction: { evicted: boolean; sentinel: SentinelState | null } = { evicted: false, sentinel: null },
+  ) {
+    this.evicted = eviction.evicted;
+    this.sentinel = eviction.sentinel;
+  }
 
   loadRecords(): Promise<MemoryRecord[]> {
     return this.serial('load memories', async () => {
@@ -142,7 +245,7 @@ export class SqliteStore implements Store {
     const removed = change.remove?.length ? JSON.stringify(change.remove) : null;
     const vectors = change.vectors ? encodeVectors(change.vectors) : null;
     const meta = Object.entries(change.meta ?? {});
-    return this.serial('write', () =>
+    await this.serial('write', () =>
       this.db.transaction(async () => {
         let indexedChange = removed !== null;
         if (removed) {
@@ -164,6 +267,12 @@ export class SqliteStore implements Store {
         if (indexedChange) await this.db.run('UPDATE state SET change_counter = change_counter + 1');
       }),
     );
+    // The first memory of an instance arms the sentinel: from now on, losing this database is reported.
+    const sentinel = this.sentinel;
+    if (sentinel && !sentinel.hadData && records) {
+      sentinel.hadData = true; // one sentinel write at a time; set back if it fails, so a later write retries
+      sentinel.hadData = await writeSentinel(sentinel.key, { instance: sentinel.instance, hadData: true });
+    }
   }
 
   readMeta(key: string): Promise<string | Uint8Array | null> {
@@ -223,7 +332,7 @@ export class SqliteStore implements Store {
 
   private mapError(error: unknown, what: string): EngramError {
     if (isSqliteError(error) && isIoError(error.code)) this.broken = true;
-    if (isQuotaError(error, this.db.lastIoError())) {
+    if (isQuotaFailure(error, this.db.lastIoError())) {
       return new EngramError(ErrorCode.QUOTA_EXCEEDED, `${what}: storage quota exceeded; nothing from this call was saved, earlier data is intact`, {
         cause: error,
       });
@@ -237,11 +346,4 @@ const SQLITE_FULL = 13;
 
 function isIoError(code: number): boolean {
   return (code & 0xff) === SQLITE_IOERR || code === SQLITE_FULL;
-}
-
-function isQuotaError(error: unknown, ioError: unknown): boolean {
-  const isQuota = (e: unknown) => e instanceof DOMException && e.name === 'QuotaExceededError';
-  if (isQuota(error)) return true;
-  if (!isSqliteError(error)) return false;
-  return error.code === SQLITE_FULL || ((error.code & 0xff) === SQLITE_IOERR && isQuota(ioError));
 }

@@ -64,6 +64,7 @@ async function createVfs(backend: SqliteBackend, database: string, module: unkno
 }
 
 const SQLITE_IOERR = 10;
+const SQLITE_FULL = 13;
 const AsyncFunction = (async () => undefined).constructor;
 
 /**
@@ -123,6 +124,20 @@ export function isSqliteError(error: unknown): error is Error & { code: number }
   return error instanceof SQLite.SQLiteError;
 }
 
+function isQuotaException(error: unknown): error is DOMException {
+  return error instanceof DOMException && error.name === 'QuotaExceededError';
+}
+
+/**
+ * True when `error` (thrown by SQLite or the VFS) comes from a full disk. `ioError` is the JS-side error the VFS
+ * kept for the last I/O failure (`Connection.lastIoError`): SQLite itself reports only SQLITE_IOERR.
+ */
+export function isQuotaFailure(error: unknown, ioError: unknown): boolean {
+  if (isQuotaException(error)) return true;
+  if (!isSqliteError(error)) return false;
+  return error.code === SQLITE_FULL || ((error.code & 0xff) === SQLITE_IOERR && isQuotaException(ioError));
+}
+
 /**
  * One wa-sqlite connection with a prepared-statement cache. Calls must not interleave (wa-sqlite is async and a
  * connection has one transaction state): the store serialises them.
@@ -145,12 +160,25 @@ export class Connection {
       recordIdbAborts();
     }
     sqlite3.vfs_register(vfs, false);
-    const db = await sqlite3.open_v2(file, SQLite.SQLITE_OPEN_CREATE | SQLite.SQLITE_OPEN_READWRITE, vfs.name);
-    const connection = new Connection(sqlite3, db, vfs);
-    // OPFS databases run in WAL mode without shared memory (the store sets it), which SQLite allows only with an
-    // exclusive lock; a connection without it cannot even read them. Only the leader's worker opens the file.
-    if (backend !== 'idb') await connection.exec('PRAGMA locking_mode = EXCLUSIVE');
-    return connection;
+    vfs.lastError = null;
+    lastIdbAbort = null;
+    let db: number | undefined;
+    try {
+      db = await sqlite3.open_v2(file, SQLite.SQLITE_OPEN_CREATE | SQLite.SQLITE_OPEN_READWRITE, vfs.name);
+      const connection = new Connection(sqlite3, db, vfs);
+      // OPFS databases run in WAL mode without shared memory (the store sets it), which SQLite allows only with an
+      // exclusive lock; a connection without it cannot even read them. Only the leader's worker opens the file.
+      if (backend !== 'idb') await connection.exec('PRAGMA locking_mode = EXCLUSIVE');
+      return connection;
+    } catch (error) {
+      const ioError = lastIdbAbort ?? vfs.lastError;
+      if (db !== undefined) await sqlite3.close(db).catch(() => undefined);
+      await Promise.resolve()
+        .then(() => vfs.close())
+        .catch(() => undefined);
+      // The SQLite error says only "I/O error": hand on the quota error behind it, so the store maps it.
+      throw !isQuotaException(error) && isQuotaException(ioError) && isQuotaFailure(error, ioError) ? ioError : error;
+    }
   }
 
   /** The JS-side error behind the last I/O failure (wa-sqlite VFSs keep it), cleared by `clearIoError`. */

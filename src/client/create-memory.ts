@@ -7,8 +7,23 @@ import * as Comlink from 'comlink';
 import type { EmbedderOptions } from '../embedder/index.js';
 import type { AddOptions, Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
-import { closedError, installErrorTransfer, type MemoryStatus, type MethodName, type RemoteSearchOptions, type WireArgs, type WireResult, type WorkerApi } from './protocol.js';
-import type { SearchResult } from '../types.js';
+import {
+  closedError,
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_OPEN_TIMEOUT_MS,
+  DEFAULT_WRITE_TIMEOUT_MS,
+  installErrorTransfer,
+  timeoutError,
+  timeoutFor,
+  type CallTimeouts,
+  type MemoryStatus,
+  type MethodName,
+  type RemoteSearchOptions,
+  type WireArgs,
+  type WireResult,
+  type WorkerApi,
+} from './protocol.js';
+import type { Progress, SearchResult } from '../types.js';
 
 export type { MemoryStatus, RemoteSearchOptions, StorageKind } from './protocol.js';
 
@@ -25,6 +40,18 @@ export interface MemoryOptions {
   persist?: boolean;
   /** A worker running `engram/worker` that you created (extensions, custom bundlers). Default: one is spawned. */
   worker?: Worker;
+  /** Milliseconds a read (`search`, `get`, `count`, `export`, `status`) may go unanswered before it rejects with TIMEOUT. Default 30,000. */
+  callTimeoutMs?: number;
+  /**
+   * Milliseconds a write (`add`, `import`, `update`, `remove`, `pin`) may go unanswered before it rejects with
+   * TIMEOUT; each progress event of `add`/`import` restarts it. Default 120,000. A write that timed out may still
+   * complete (it may have been waiting behind another tab's long write).
+   */
+  writeTimeoutMs?: number;
+  /** Milliseconds `createMemory` may take to open (or join the tab holding the database), and `close()` to finish, before TIMEOUT. Default 120,000. */
+  openTimeoutMs?: number;
+  /** Errors from the worker (and other tabs) keep their stacks, which name internal files. Default false: code and message only. */
+  debug?: boolean;
 }
 
 /** The engine's API, answered by the worker, plus `status()`. */
@@ -39,8 +66,13 @@ export interface Memory extends Pick<Engine, 'add' | 'get' | 'update' | 'remove'
 /** Spawns the worker, opens the database and resolves when searches can be answered. */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true } = options;
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false } = options;
   checkRemoteSearchOptions(search);
+  const timeouts: CallTimeouts = {
+    callMs: checkTimeout('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
+    writeMs: checkTimeout('writeTimeoutMs', options.writeTimeoutMs, DEFAULT_WRITE_TIMEOUT_MS),
+    openMs: checkTimeout('openTimeoutMs', options.openTimeoutMs, DEFAULT_OPEN_TIMEOUT_MS),
+  };
   const ownWorker = !options.worker;
   const worker = options.worker ?? new Worker(new URL('../../worker/index.ts', import.meta.url), { type: 'module', name: `engram:${name}` });
   const remote = Comlink.wrap<WorkerApi>(worker);
@@ -57,11 +89,16 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   const { onProgress: onModelProgress, ...embedderOptions } = embedder ?? {};
   const persisting = persist && storage !== 'memory' ? requestPersistence() : Promise.resolve();
   try {
-    await guard(
-      remote.open(
-        { name, storage, embedder: embedder === null ? null : embedderOptions, search },
-        onModelProgress && Comlink.proxy(onModelProgress),
-      ),
+    await withTimeout(
+      () =>
+        guard(
+          remote.open(
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true },
+            onModelProgress && Comlink.proxy(onModelProgress),
+          ),
+        ),
+      'open',
+      timeouts.openMs,
     );
     await persisting;
   } catch (error) {
@@ -71,9 +108,34 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   }
 
   let closing: Promise<void> | null = null;
+  /** Calls sent and not yet answered: close() waits for them. */
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(run: Promise<T>): Promise<T> => {
+    inFlight.add(run);
+    run.then(
+      () => inFlight.delete(run),
+      () => inFlight.delete(run),
+    );
+    return run;
+  };
   const call = <M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: AddOptions['onProgress']): Promise<WireResult<M>> => {
     if (closing) return Promise.reject(closedError());
-    return guard(remote.call(method, args, onProgress && Comlink.proxy(onProgress)) as Promise<WireResult<M>>);
+    // add and import always report progress to this side, so a long one that is moving does not time out.
+    const reportsProgress = method === 'add' || method === 'import';
+    const run = withTimeout(
+      (progressed) => {
+        const relay = reportsProgress
+          ? Comlink.proxy((progress: Progress) => {
+              progressed();
+              onProgress?.(progress);
+            })
+          : undefined;
+        return guard(remote.call(method, args, relay) as Promise<WireResult<M>>);
+      },
+      method,
+      timeoutFor(method, timeouts),
+    );
+    return track(run);
   };
 
   return {
@@ -89,11 +151,13 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),
     count: () => call('count', []),
     export: () => call('export', []),
-    status: () => (closing ? Promise.reject(closedError()) : guard(remote.status())),
+    status: () => (closing ? Promise.reject(closedError()) : track(withTimeout(() => guard(remote.status()), 'status', timeouts.callMs))),
     close: () => {
       closing ??= (async () => {
         try {
-          await guard(remote.close());
+          // Calls already sent are answered first (each ends by its timeout at the latest).
+          await Promise.allSettled([...inFlight]);
+          await withTimeout(() => guard(remote.close()), 'close', timeouts.openMs);
         } finally {
           remote[Comlink.releaseProxy]();
           if (ownWorker) worker.terminate();
@@ -116,6 +180,34 @@ function checkRemoteSearchOptions(searchOptions: object | undefined): void {
   if ('boost' in searchOptions) {
     throw invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker');
   }
+}
+
+/** A timeout option: a positive number of milliseconds (at most setTimeout's limit), or the default. */
+function checkTimeout(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0) || value > 2 ** 31 - 1) {
+    throw invalidInput(`${option} must be a positive number of milliseconds up to ${2 ** 31 - 1}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Runs `start` and rejects with TIMEOUT if it has not settled within `ms`; the `progressed` callback handed to
+ * `start` restarts the clock. The worker keeps its own clock for calls it forwards to another tab.
+ */
+function withTimeout<T>(start: (progressed: () => void) => Promise<T>, method: string, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => reject(timeoutError(method, ms, 'the Engram worker')), ms);
+    };
+    arm();
+    start(arm).then(
+      (value) => (clearTimeout(timer), resolve(value)),
+      (error: unknown) => (clearTimeout(timer), reject(error)),
+    );
+  });
 }
 
 /** Best effort: the browser may say no (or ask the user); the data is kept either way until it needs the space. */

@@ -24,12 +24,58 @@ export interface MemoryStatus {
   indexing: Progress | null;
   /** How this open made the lexical index: from the stored snapshot, or rebuilt from every memory's text. */
   lexicalIndex: 'snapshot' | 'rebuilt';
+  /**
+   * This open found the database missing or empty although it had held memories (a sentinel kept outside it says
+   * so): the browser evicted the origin's data or someone deleted it. False for 'memory', and false when the whole
+   * origin was cleared (the sentinel goes with it; see worker/sentinel.ts).
+   */
+  evicted: boolean;
   /** The last background failure (model loading, re-indexing, access bookkeeping), or null. */
   error: { code: ErrorCode; message: string } | null;
+  /**
+   * Messages this tab's worker received on the tabs' channels and ignored because they were malformed or not part
+   * of the protocol (another script of the origin posting there), since it started. Always 0 with storage 'memory'.
+   */
+  rejectedMessages: number;
 }
 
 /** The engine methods a Memory offers, each with the arguments that travel (callbacks travel separately). */
 export type MethodName = 'add' | 'search' | 'get' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import';
+
+/**
+ * The only methods a worker runs for a caller (its page or another tab): the Memory API and `status`. Anything else
+ * the engine has (`close`, `setEmbedder`, its internals) is refused with INVALID_INPUT.
+ */
+export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'status'>(['add', 'search', 'get', 'update', 'remove', 'pin', 'count', 'export', 'import', 'status']);
+
+/** Methods that go through the engine's write queue, and so may wait behind another tab's long write. */
+export const WRITE_METHODS: ReadonlySet<string> = new Set<MethodName>(['add', 'update', 'remove', 'pin', 'import']);
+
+/** Default of `MemoryOptions.callTimeoutMs`. */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+/** Default of `MemoryOptions.writeTimeoutMs`. */
+export const DEFAULT_WRITE_TIMEOUT_MS = 120_000;
+/** Default of `MemoryOptions.openTimeoutMs`. */
+export const DEFAULT_OPEN_TIMEOUT_MS = 120_000;
+
+/** How long a call may go unanswered, as the page chose (plain data, sent to the worker at open). */
+export interface CallTimeouts {
+  /** Reads, `status`, and opening. */
+  callMs: number;
+  /** Writes (`add`, `import`, `update`, `remove`, `pin`); restarted by each progress event of `add`/`import`. */
+  writeMs: number;
+  /** Opening (a follower waits for the leader, which may be rebuilding a large index) and closing. */
+  openMs: number;
+}
+
+/** The timeout for one call of `method`. */
+export function timeoutFor(method: string, timeouts: CallTimeouts): number {
+  return WRITE_METHODS.has(method) ? timeouts.writeMs : timeouts.callMs;
+}
+
+export function timeoutError(method: string, ms: number, where: string): EngramError {
+  return new EngramError(ErrorCode.TIMEOUT, `${method}() got no answer from ${where} within ${ms} ms`, { details: { method, timeoutMs: ms } });
+}
 export type WireArgs<M extends MethodName> = M extends 'add' | 'import' ? [Parameters<Engine[M]>[0]] : Parameters<Engine[M]>;
 export type WireResult<M extends MethodName> = Awaited<ReturnType<Engine[M]>>;
 
@@ -43,6 +89,9 @@ export interface WorkerOpenOptions {
   /** Options for `createEmbedder` (its `onProgress` travels separately), or null for lexical search only. */
   embedder: WireEmbedderOptions | null;
   search: Partial<RemoteSearchOptions>;
+  timeouts: CallTimeouts;
+  /** Errors keep their stacks across the boundaries (`MemoryOptions.debug`). */
+  debug: boolean;
 }
 
 export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
@@ -64,10 +113,31 @@ export function closedError(): EngramError {
 /** Errors as plain data: an EngramError keeps its code and details, anything else its name and message. */
 export type WireError = { engram: SerializedEngramError } | { name: string; message: string; stack?: string };
 
-export function toWireError(error: unknown): WireError {
-  if (error instanceof EngramError) return { engram: serializeError(error) };
-  if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack };
+/** Whether errors this realm sends keep their stacks (the worker sets it from `MemoryOptions.debug`). */
+let sendStacks = false;
+
+/** Stacks name internal files: they cross only when the app opted in (`createMemory({ debug: true })`). */
+export function setErrorStacks(enabled: boolean): void {
+  sendStacks = enabled;
+}
+
+export function toWireError(error: unknown, stack = sendStacks): WireError {
+  if (error instanceof EngramError) return { engram: serializeError(error, { stack }) };
+  if (error instanceof Error) return { name: error.name, message: error.message, ...(stack && error.stack ? { stack: error.stack } : {}) };
   return { name: 'Error', message: String(error) };
+}
+
+/** True for what `toWireError` makes: how a message from another tab is checked before `fromWireError` reads it. */
+export function isWireError(value: unknown): value is WireError {
+  if (typeof value !== 'object' || value === null) return false;
+  if ('engram' in value) {
+    const engram = (value as { engram: unknown }).engram;
+    if (typeof engram !== 'object' || engram === null) return false;
+    const { code, message } = engram as { code?: unknown; message?: unknown };
+    return typeof code === 'string' && code in ErrorCode && typeof message === 'string';
+  }
+  const { name, message } = value as { name?: unknown; message?: unknown };
+  return typeof name === 'string' && typeof message === 'string';
 }
 
 export function fromWireError(wire: WireError): Error {
@@ -91,7 +161,10 @@ export function installErrorTransfer(): void {
     canHandle: (value): value is { value: unknown } => base.canHandle(value),
     serialize: (thrown) => {
       const [plain, transfers] = base.serialize(thrown);
-      return [{ ...(plain as object), wire: toWireError(thrown.value) }, transfers];
+      // Comlink's own form carries the stack too: drop it unless stacks were asked for.
+      const value = (plain as { value?: unknown }).value;
+      const bare = !sendStacks && typeof value === 'object' && value !== null && 'stack' in value ? { ...(plain as object), value: { ...value, stack: undefined } } : plain;
+      return [{ ...(bare as object), wire: toWireError(thrown.value) }, transfers];
     },
     deserialize: (serialized) => {
       if (typeof serialized === 'object' && serialized !== null && 'wire' in serialized) throw fromWireError((serialized as { wire: WireError }).wire);

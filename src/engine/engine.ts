@@ -27,6 +27,11 @@ import { WriteQueue } from './write-queue.js';
 
 export type { EngineOptions } from './options.js';
 
+/** When a record last changed: updatedAt, else createdAt. */
+function lastChange(record: MemoryRecord): number {
+  return record.updatedAt ?? record.createdAt;
+}
+
 export interface AddOptions {
   /** Called after each embedded batch: memories done so far out of the call's total. */
   onProgress?(progress: Progress): void;
@@ -97,7 +102,7 @@ class EngramEngine implements Engine {
     } catch (error) {
       throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories from the store');
     }
-    for (const record of records) this.records.set(record);
+    records = this.loadDistinct(records);
     this.threads.upsertAll(records);
     this.lexicalSource = await openLexical(this.lexical, records, this.records, this.options.indexSnapshot, store);
     await this.vectors.attach(this.options.embedder);
@@ -135,6 +140,7 @@ class EngramEngine implements Engine {
     this.checkOpen();
     return this.queue.run(async () => {
       const list = Array.isArray(input) ? input : [input];
+      this.checkCallSize(list.length, 'add');
       const now = this.options.clock();
       const created = list.map((item, i) => recordFromInput(item, now, this.options.limits, Array.isArray(input) ? `memory[${i}]` : 'memory'));
       this.checkDistinct(created);
@@ -160,6 +166,7 @@ class EngramEngine implements Engine {
     this.checkOpen();
     return this.queue.run(async () => {
       if (!Array.isArray(input)) throw invalidInput('import takes an array of records');
+      this.checkCallSize(input.length, 'import');
       const now = this.options.clock();
       const batch = input.map((item, i) => recordFromImport(item, now, this.options.limits, `records[${i}]`));
       this.checkDistinct(batch);
@@ -245,6 +252,7 @@ class EngramEngine implements Engine {
       vectorsReady: this.vectors.indexing() === null,
       embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
       countTokens: this.vectors.countTokens,
+      maxQueryChars: this.options.maxQueryChars,
     };
     const result = await runPipeline(state, query, resolved, now);
     if (resolved.touch && result.hits.length > 0) this.touches.touch(result.hits.map((h) => h.id), now);
@@ -289,6 +297,46 @@ class EngramEngine implements Engine {
   }
 
   // ---- internals ----------------------------------------------------------------------------------------
+
+  /**
+   * Puts the loaded records into the table, one per id. A store should never return an id twice, but a database
+   * written before ids had to be well-formed can: SQLite stored '\ud800' and '\ud801' as two rows that both read
+   * back as '\ufffd'. The engine then keeps the later version (by updatedAt, else createdAt; on a tie the one
+   * loaded last, the later write) and reports the others once through onBackgroundError (DUPLICATE_ID) rather
+   * than refusing to open. The store is left as it is: the dropped rows cannot be addressed by their id.
+   */
+  private loadDistinct(loaded: MemoryRecord[]): MemoryRecord[] {
+    const duplicated = new Set<string>();
+    let dropped = 0;
+    for (const record of loaded) {
+      const kept = this.records.get(record.id);
+      if (kept) {
+        duplicated.add(record.id);
+        dropped++;
+        if (lastChange(record) < lastChange(kept)) continue;
+      }
+      this.records.set(record);
+    }
+    if (dropped === 0) return loaded;
+    const ids = [...duplicated];
+    this.options.onBackgroundError(
+      new EngramError(
+        ErrorCode.DUPLICATE_ID,
+        `the store returned ${dropped} duplicate record(s) for ${ids.length} id(s) (${ids.slice(0, 5).map((id) => JSON.stringify(id)).join(', ')}${ids.length > 5 ? ', …' : ''}); ` +
+          'the latest version of each was kept',
+        { details: { ids, dropped } },
+      ),
+    );
+    return [...this.records.values()];
+  }
+
+  /** Refuses more than limits.maxRecordsPerCall items in one add or import (the caller splits them into calls). */
+  private checkCallSize(count: number, call: string): void {
+    const limit = this.options.limits.maxRecordsPerCall;
+    if (count > limit) {
+      throw invalidInput(`${call} got ${count} memories; the limit is ${limit} per call (engine option limits.maxRecordsPerCall): split them into several calls`);
+    }
+  }
 
   private checkOpen(): void {
     if (this.closed) throw new EngramError(ErrorCode.CLOSED, 'this engine is closed');

@@ -1,14 +1,14 @@
 /** The engine's options: what a caller may pass, and the checked, defaulted form the engine's parts read. */
 import { invalidInput, type EngramError } from '../errors.js';
 import type { IndexSnapshot } from '../lexical/snapshot.js';
-import type { LexicalOptions } from '../lexical/lexical-index.js';
+import { DEFAULT_MAX_QUERY_CHARS, type LexicalOptions } from '../lexical/lexical-index.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
 import type { Embedder, Progress } from '../types.js';
 import { QuantizedScan } from '../vector/quantized-scan.js';
 import type { VectorScan } from '../vector/scan.js';
-import type { RecordLimits } from './records.js';
+import { defaultRecordLimits, type RecordLimits } from './records.js';
 
 export interface EngineOptions {
   /** Where memories live. Default: `memoryStore()` (in memory, lost on exit). The engine closes it on `close()`. */
@@ -30,7 +30,9 @@ export interface EngineOptions {
   calibrateSimilarity?: boolean;
   /** Lexical index settings (stop words, term processor, BM25 parameters, field weights). Default: LexicalIndex's. */
   lexical?: LexicalOptions;
-  /** Longest accepted memory text in UTF-16 code units. Default 100,000. */
+  /** Limits on one memory and one add/import call (INVALID_INPUT beyond them). Default `defaultRecordLimits`, documented on `RecordLimits`. */
+  limits?: Partial<RecordLimits>;
+  /** The same as `limits.maxTextLength` (kept for existing callers; `limits` wins when both are given). */
   maxTextLength?: number;
   /**
    * Texts per embedder call on add, import and re-indexing. Default 128. The embedder sorts a call's texts by
@@ -56,8 +58,10 @@ export interface ResolvedEngineOptions {
   search: Partial<SearchOptions>;
   supersedeThreshold: number | false;
   calibrateSimilarity: boolean;
-  lexical: LexicalOptions | undefined;
+  lexical: LexicalOptions;
   limits: RecordLimits;
+  /** Query characters either leg reads: `lexical.maxQueryChars`, default 10,000 (LexicalOptions). */
+  maxQueryChars: number;
   embedBatchSize: number;
   vectorScan: () => VectorScan;
   onIndexProgress: (progress: Progress) => void;
@@ -70,7 +74,9 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   const store = options.store ?? memoryStore();
   const search = options.search ?? {};
   validateSearchOptions(resolveSearchOptions(search));
-  const maxTextLength = positiveInt(options.maxTextLength ?? 100_000, 'maxTextLength');
+  const limits = resolveLimits(options);
+  // The lexical index's default, resolved here so that the vector leg cuts the query at the same length.
+  const maxQueryChars = positiveInt(options.lexical?.maxQueryChars ?? DEFAULT_MAX_QUERY_CHARS, 'lexical.maxQueryChars');
   const embedBatchSize = positiveInt(options.embedBatchSize ?? 128, 'embedBatchSize');
   const supersedeThreshold = options.supersedeThreshold ?? 0.95;
   if (supersedeThreshold !== false && !(typeof supersedeThreshold === 'number' && Number.isFinite(supersedeThreshold))) {
@@ -85,8 +91,9 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     search,
     supersedeThreshold,
     calibrateSimilarity: options.calibrateSimilarity ?? true,
-    lexical: options.lexical,
-    limits: { maxTextLength },
+    lexical: { ...options.lexical, maxQueryChars },
+    limits,
+    maxQueryChars,
     embedBatchSize,
     vectorScan: options.vectorScan ?? (() => new QuantizedScan()),
     // Called as methods of `options`, as given.
@@ -99,6 +106,22 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     },
     indexSnapshot: options.indexSnapshot ?? null,
   };
+}
+
+
+/** `defaultRecordLimits`, then `maxTextLength`, then `limits`; each a positive integer. */
+function resolveLimits(options: EngineOptions): RecordLimits {
+  if (options.limits !== undefined && (typeof options.limits !== 'object' || options.limits === null)) {
+    throw invalidInput('limits must be an object of record limits');
+  }
+  const merged: RecordLimits = { ...defaultRecordLimits };
+  if (options.maxTextLength !== undefined) merged.maxTextLength = options.maxTextLength;
+  for (const key of Object.keys(defaultRecordLimits) as (keyof RecordLimits)[]) {
+    const value = options.limits?.[key];
+    if (value !== undefined) merged[key] = value;
+  }
+  for (const key of Object.keys(merged) as (keyof RecordLimits)[]) positiveInt(merged[key], `limits.${key}`);
+  return merged;
 }
 
 /** Throws INVALID_INPUT unless `embedder` has an id, an embed function and a positive integer dim. */

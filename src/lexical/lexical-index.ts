@@ -56,6 +56,9 @@ interface LexicalDoc {
   tags: string;
 }
 
+/** Query characters either leg reads, unless `LexicalOptions.maxQueryChars` says otherwise. */
+export const DEFAULT_MAX_QUERY_CHARS = 10_000;
+
 export class LexicalIndex {
   private search_: MiniSearch<LexicalDoc>;
   /** `search_`'s index read in place, or null when MiniSearch's internals are not the ones the adapter reads. */
@@ -87,7 +90,7 @@ export class LexicalIndex {
       prefix: options.prefix ?? false,
       fuzzy: options.fuzzy ?? false,
       maxQueryTerms: options.maxQueryTerms ?? 64,
-      maxQueryChars: options.maxQueryChars ?? 10_000,
+      maxQueryChars: options.maxQueryChars ?? DEFAULT_MAX_QUERY_CHARS,
     };
     const stemKey = stem === stemEnglish ? 'porter2' : stem ? String(stem) : null;
     this.settingsKey = JSON.stringify({ v: 1, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null });

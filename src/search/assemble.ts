@@ -3,8 +3,8 @@
  * still fits in what is left of the budget; skip one that does not and keep trying the rest (a smaller one
  * further down may still fit). Never breaks early, never truncates a memory.
  *
- * Each memory becomes one block `[YYYY-MM-DD] text` (its creation date, UTC); blocks are joined by a blank
- * line. A block costs countTokens(block), plus countTokens(SEPARATOR) when it is not the first. Without an
+ * Each memory becomes one block `[YYYY-MM-DD] text` (its creation date, UTC; just `text` when the stored date is
+ * not a valid one); blocks are joined by a blank line. A block costs countTokens(block), plus countTokens(SEPARATOR) when it is not the first. Without an
  * embedder tokenizer the estimate is ceil(length / 4) UTF-16 code units: the usual rule of thumb for English
  * with GPT-style BPE tokenizers (it under-counts CJK and emoji-heavy text).
  */
@@ -22,8 +22,15 @@ export interface AssembleItem {
   createdAt: number;
 }
 
+/**
+ * A record read from an old database may hold a date the engine now refuses (NaN, beyond ±8.64e15): its block
+ * then has no date rather than making toISOString throw and the whole search fail.
+ */
 export function formatBlock(item: AssembleItem): string {
-  return `[${new Date(item.createdAt).toISOString().slice(0, 10)}] ${item.text}`;
+  const date = new Date(item.createdAt);
+  if (Number.isNaN(date.getTime())) return item.text;
+  const iso = date.toISOString(); // years beyond 0-9999 have six digits and a sign: cut at the T, not at 10
+  return `[${iso.slice(0, iso.indexOf('T'))}] ${item.text}`;
 }
 
 export function assemble(

@@ -11,10 +11,10 @@ import type { MemoryRecord } from '../types.js';
 
 export const DAY_MS = 86_400_000;
 
-/** Raw retention R for an age in ms (negative ages, i.e. future dates, count as 0). */
+/** Raw retention R for an age in ms (negative ages, i.e. future dates, and unreadable ones count as 0). */
 export function retention(ageMs: number, decay: DecayOptions | false): number {
   if (decay === false) return 1;
-  const age = Math.max(0, ageMs);
+  const age = Number.isFinite(ageMs) ? Math.max(0, ageMs) : 0;
   if (decay.kind === 'exponential') return Math.exp(-age / decay.tauMs);
   return 1 / (1 + age / DAY_MS / decay.halfLifeDays);
 }

@@ -40,9 +40,9 @@ export interface ProjectBoost {
 export interface SearchOptions {
   /** Which legs run (search/route.ts). Default 'auto': hybrid, or lexical for one identifier-like token. */
   mode: 'auto' | 'lexical' | 'vector' | 'hybrid';
-  /** Hits returned. Default 5. */
+  /** Hits returned: an integer from 1 to `MAX_K` (1,000). Default 5. */
   k: number;
-  /** Candidates each leg contributes (at least `k`). Default 50. */
+  /** Candidates each leg contributes (at least `k`): an integer from 1 to `MAX_CANDIDATE_POOL` (10,000). Default 50. */
   candidatePool: number;
   /**
    * How the legs' lists become one score. `'convex'`: weighted sum of min-max normalised leg scores;
@@ -104,6 +104,11 @@ export interface SearchOptions {
   now: number | undefined;
 }
 
+/** Largest `k`: more hits than a context or a page can use; each hit is copied out and assembled. */
+export const MAX_K = 1_000;
+/** Largest `candidatePool`: each leg keeps a heap of this size and fusion, filtering and adjusting walk it. */
+export const MAX_CANDIDATE_POOL = 10_000;
+
 export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   mode: 'auto',
   k: 5,
@@ -160,8 +165,9 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   const positiveInt = (name: string, v: number) => (Number.isInteger(v) && v > 0 ? v : fail(name, 'a positive integer', v));
   const nonNegative = (name: string, v: number) => (typeof v === 'number' && v >= 0 && Number.isFinite(v) ? v : fail(name, 'a finite number ≥ 0', v));
   if (!['auto', 'lexical', 'vector', 'hybrid'].includes(o.mode)) fail('mode', "'auto', 'lexical', 'vector' or 'hybrid'", o.mode);
-  positiveInt('k', o.k);
-  positiveInt('candidatePool', o.candidatePool);
+  const atMost = (name: string, v: number, max: number) => (positiveInt(name, v) <= max ? v : fail(name, `an integer from 1 to ${max}`, v));
+  atMost('k', o.k, MAX_K);
+  atMost('candidatePool', o.candidatePool, MAX_CANDIDATE_POOL);
   if (o.fusion !== 'convex' && o.fusion !== 'rrf') fail('fusion', "'convex' or 'rrf'", o.fusion);
   nonNegative('rrfK', o.rrfK);
   nonNegative('weights.lexical', o.weights.lexical);

@@ -32,6 +32,15 @@ export interface PipelineState {
   /** Embeds and normalises the query. */
   embedQuery(query: string): Promise<Float32Array>;
   countTokens?: (text: string) => number;
+  /** Query characters read by either leg (the lexical index cuts at the same length). */
+  maxQueryChars: number;
+}
+
+/** The first `max` UTF-16 code units of `query`, one fewer when the cut would split a surrogate pair. */
+export function cutQuery(query: string, max: number): string {
+  if (query.length <= max) return query;
+  const code = query.charCodeAt(max - 1);
+  return query.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
 export async function runPipeline(state: PipelineState, query: string, options: SearchOptions, now: number): Promise<SearchResult> {
@@ -63,7 +72,8 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     const items = await trace.stageAsync(
       'vector',
       vectors.size,
-      async () => vectors.search(await state.embedQuery(query), pool, eligibleId),
+      // Cut before embedding, as the lexical leg cuts before tokenising: a huge query must not reach the model.
+      async () => vectors.search(await state.embedQuery(cutQuery(query, state.maxQueryChars)), pool, eligibleId),
       (r) => r.length,
       () => 'includes embedding the query',
     );

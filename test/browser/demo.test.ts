@@ -9,6 +9,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { defaultState, toSearchOptions } from '../../demo/controls.js';
 import { defaultSearchOptions } from '../../src/search/options.js';
 import { baseURL, launchPersistent, recordRequests, tempProfileDir } from './harness.js';
+import { settled } from './pages/demo-page.js';
 
 const SHOTS = 'test-results';
 const DESKTOP = { width: 1280, height: 800 };
@@ -46,18 +47,6 @@ async function shownHits(page: Page): Promise<ShownHit[]> {
   );
 }
 
-/** Waits until a search newer than `after` has rendered and no further search follows within 400 ms. */
-async function settled(page: Page, after: number): Promise<number> {
-  const generation = () => page.$eval('#hits', (el) => Number((el as HTMLElement).dataset.generation ?? 0));
-  await expect.poll(generation, { timeout: 30_000 }).toBeGreaterThan(after);
-  let last = await generation();
-  for (;;) {
-    await page.waitForTimeout(400);
-    const now = await generation();
-    if (now === last) return now;
-    last = now;
-  }
-}
 
 const ids = (hits: ShownHit[]) => hits.map((hit) => hit.id);
 

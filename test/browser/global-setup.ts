@@ -12,7 +12,8 @@ let server: ViteDevServer | undefined;
 
 /** One Vite dev server (the project's own vite.config.ts) for every browser test file. */
 export async function setup(project: TestProject): Promise<void> {
-  const started = await startViteServer();
+  // Frozen (no file watching, no hot reload): an edit elsewhere in the tree must not reload a page mid-test.
+  const started = await startViteServer({ frozen: true });
   server = started.server;
   project.provide('baseURL', started.baseURL);
 }

@@ -9,6 +9,7 @@
  */
 import { ErrorCode } from '../../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../../src/store/store.js';
+import { defaultRecordLimits, recordFromInput } from '../../src/engine/records.js';
 import type { MemoryRecord } from '../../src/types.js';
 
 export interface StoreSpecCase {
@@ -171,6 +172,45 @@ export const storeSpec: StoreSpecCase[] = [
         );
         await store.write({ put: records });
         assertEqual(byId(await store.loadRecords()), byId(records), 'every record as written');
+      }),
+  },
+  {
+    name: 'records the engine accepts at its limits load back exactly (JSON meta edge cases, astral ids, longest labels)',
+    run: (open) =>
+      withStore(open, async (store) => {
+        const limits = defaultRecordLimits;
+        // Nested to the deepest accepted meta: the meta object is depth 1.
+        let deep: Record<string, unknown> = { leaf: 'bottom' };
+        for (let depth = 2; depth < limits.maxMetaDepth; depth++) deep = { d: deep };
+        const edgeMeta = JSON.parse('{"__proto__": {"own": "key, not a prototype"}}') as Record<string, unknown>;
+        Object.assign(edgeMeta, {
+          '': 'empty key',
+          'clé 🙂': ['astral', '\u0000 NUL', '"quotes" \\ \n', '\u2028\u2029'],
+          numbers: [0, -1.5, 0.1, 5e-324, 1.7976931348623157e308, 2 ** 53, -(2 ** 53), 1e21, 123456789.123],
+          flags: [true, false, null],
+          empty: [{}, []],
+          deep,
+        });
+        const inputs = [
+          { id: '🙂 astral id', text: 'astral 🙂 text', meta: edgeMeta, tags: ['🙂', 'é'] },
+          {
+            id: 'longest',
+            text: 'labels at their limits',
+            project: 'p'.repeat(limits.maxLabelLength),
+            scope: 'é'.repeat(limits.maxLabelLength),
+            kind: '🙂'.repeat(limits.maxLabelLength / 2),
+            tags: Array.from({ length: limits.maxTags }, (_, i) => `${i}`.padEnd(limits.maxTagLength, 'x')),
+            // Just under the size limit as JSON, in UTF-8 bytes: mixed 1-, 2-, 3- and 4-byte characters.
+            meta: { big: 'aé✓🙂'.repeat(Math.floor((limits.maxMetaBytes - 20) / 10)) },
+          },
+        ];
+        const records = inputs.map((input, i) => recordFromInput(input, 1_700_000_000_000, limits, `input[${i}]`));
+        await store.write({ put: records });
+        const loaded = byId(await store.loadRecords());
+        assertEqual(loaded, byId(records), 'records as the engine made them');
+        const astral = loaded.find((r) => r.id === '🙂 astral id');
+        assert(astral?.meta && Object.getPrototypeOf(astral.meta) === Object.prototype, 'meta keeps a plain prototype');
+        assertEqual(Object.keys(astral.meta), Object.keys(records[0]!.meta!), 'meta keys, in order, including "__proto__"');
       }),
   },
   {

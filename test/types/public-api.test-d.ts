@@ -85,6 +85,7 @@ describe('errors', () => {
       | 'SNAPSHOT_INVALID'
       | 'WORKER_FAILED'
       | 'CLOSED'
+      | 'TIMEOUT'
     >();
     expectTypeOf(ErrorCode.MODEL_NOT_FOUND).toEqualTypeOf<'MODEL_NOT_FOUND'>();
     expectTypeOf<EngramError['code']>().toEqualTypeOf<ErrorCode>();

@@ -65,4 +65,16 @@ describe('assemble: greedy token-budgeted context', () => {
       { numRuns: 300 },
     );
   });
+
+  it('a stored date outside the Date range (or NaN) gives a block without a date, never a throw', () => {
+    for (const createdAt of [1e16, -1e16, NaN, Infinity]) expect(formatBlock(item('x', 'undated', createdAt))).toBe('undated');
+    const ctx = assemble([item('a', 'first'), item('b', 'second', 8.64e15 + 1)], 1000);
+    expect(ctx.text).toBe('[2024-05-01] first\n\nsecond');
+    expect(ctx.ids).toEqual(['a', 'b']);
+  });
+
+  it('years beyond 9999 keep their whole date', () => {
+    expect(formatBlock(item('x', 'far', 8.64e15))).toBe('[+275760-09-13] far');
+    expect(formatBlock(item('x', 'early', -8.64e15))).toBe('[-271821-04-20] early');
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultSearchOptions, resolveSearchOptions, validateSearchOptions } from '../../../src/search/options.js';
+import { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions, validateSearchOptions } from '../../../src/search/options.js';
 
 describe('search options', () => {
   it('defaults are the documented ones', () => {
@@ -38,5 +38,13 @@ describe('search options', () => {
     resolveSearchOptions({ weights: { lexical: 9, vector: 9 } });
     expect(defaultSearchOptions.weights).toEqual({ lexical: 0.8, vector: 0.2 });
     expect(Object.isFrozen(defaultSearchOptions)).toBe(true);
+  });
+
+  it('k is at most 1,000 and candidatePool at most 10,000 (k: 2**31 is refused, not allocated)', () => {
+    expect([MAX_K, MAX_CANDIDATE_POOL]).toEqual([1_000, 10_000]);
+    expect(() => validateSearchOptions(resolveSearchOptions({ k: 1_000, candidatePool: 10_000 }))).not.toThrow();
+    for (const options of [{ k: 2 ** 31 }, { k: 1_001 }, { candidatePool: 10_001 }, { candidatePool: Number.MAX_SAFE_INTEGER }]) {
+      expect(() => validateSearchOptions(resolveSearchOptions(options))).toThrow(/search option (k|candidatePool) must be an integer from 1 to/);
+    }
   });
 });
