@@ -8,6 +8,7 @@ import type { EmbedderOptions } from '../embedder/index.js';
 import type { AddOptions, Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import {
+  checkWireDepth,
   closedError,
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_OPEN_TIMEOUT_MS,
@@ -120,6 +121,11 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   };
   const call = <M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: AddOptions['onProgress']): Promise<WireResult<M>> => {
     if (closing) return Promise.reject(closedError());
+    try {
+      checkWireDepth(method, args);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // add and import always report progress to this side, so a long one that is moving does not time out.
     const reportsProgress = method === 'add' || method === 'import';
     const run = withTimeout(

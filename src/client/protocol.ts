@@ -6,7 +6,7 @@
 import { transferHandlers, type TransferHandler } from 'comlink';
 import type { EmbedderOptions } from '../embedder/index.js';
 import type { Engine } from '../engine/engine.js';
-import { EngramError, ErrorCode, deserializeError, serializeError, type SerializedEngramError } from '../errors.js';
+import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError, type SerializedEngramError } from '../errors.js';
 import type { SearchOptions } from '../search/options.js';
 import type { Progress } from '../types.js';
 
@@ -106,6 +106,27 @@ export interface WorkerApi {
 }
 
 /** What every call on a closed Memory rejects with, on either side of the boundary. */
+/**
+ * How deep arguments may nest to cross to the worker. Chromium drops a message nested about 1,200 levels deep
+ * without an error on either side (the call would only end in TIMEOUT); the engine's own limit on meta is far
+ * below this (`limits.maxMetaDepth`, 32), so only inputs it would refuse anyway are refused here.
+ */
+export const MAX_WIRE_DEPTH = 256;
+
+/** INVALID_INPUT for arguments nested deeper than MAX_WIRE_DEPTH, checked before they are posted. */
+export function checkWireDepth(method: string, args: readonly unknown[]): void {
+  const stack: [unknown, number][] = args.map((arg) => [arg, 1]);
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null || seen.has(value)) continue;
+    if (depth > MAX_WIRE_DEPTH) throw invalidInput(`the arguments of ${method}() nest more than ${MAX_WIRE_DEPTH} levels deep`);
+    seen.add(value);
+    const children = value instanceof Map ? [...value.keys(), ...value.values()] : value instanceof Set ? [...value] : Object.values(value);
+    for (const child of children) stack.push([child, depth + 1]);
+  }
+}
+
 export function closedError(): EngramError {
   return new EngramError(ErrorCode.CLOSED, 'this memory is closed');
 }

@@ -338,6 +338,51 @@ describe('errors', () => {
     await follower.close();
   });
 
+  test('a database deleted behind its back reopens empty with status().evicted, once', async () => {
+    const page = await openLab(context);
+    const seen = await page.evaluate(async () => {
+      const { createMemory } = window.engram;
+      const first = await createMemory({ name: 'evict-me', storage: 'opfs', embedder: null });
+      await first.add({ text: 'soon gone' });
+      const before = (await first.status()).evicted;
+      await first.close();
+      const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
+      for await (const name of (folder as unknown as { keys(): AsyncIterable<string> }).keys()) {
+        if (name.startsWith('evict-me.sqlite3')) await folder.removeEntry(name);
+      }
+      const reopened = await createMemory({ name: 'evict-me', storage: 'opfs', embedder: null });
+      const after = await reopened.status();
+      await reopened.close();
+      const again = await createMemory({ name: 'evict-me', storage: 'opfs', embedder: null });
+      const later = (await again.status()).evicted;
+      await again.close();
+      return { before, after: { evicted: after.evicted, count: after.count }, later };
+    });
+    expect(seen).toEqual({ before: false, after: { evicted: true, count: 0 }, later: false });
+    await page.close();
+  });
+
+  test('meta nested 1,500 deep is refused at once with INVALID_INPUT (Chromium drops such a message silently)', async () => {
+    const page = await openLab(context);
+    const outcome = await page.evaluate(async () => {
+      const memory = await window.engram.createMemory({ name: 'deep-meta', storage: 'memory', embedder: null, writeTimeoutMs: 20_000 });
+      let meta: Record<string, unknown> = {};
+      const root = meta;
+      for (let i = 0; i < 1500; i++) meta = (meta.child = {}) as Record<string, unknown>;
+      // Refused before it is posted: a TIMEOUT here would mean the message was sent and dropped.
+      const code = await memory.add({ text: 'deep', meta: root }).then(
+        () => 'stored',
+        (e: { code?: string }) => e.code,
+      );
+      const answer = { code, count: await memory.count() };
+      await memory.close();
+      return answer;
+    });
+    expect(outcome.code).toBe('INVALID_INPUT');
+    expect(outcome.count).toBe(0);
+    await page.close();
+  });
+
   test('a missing model refuses createMemory with MODEL_NOT_FOUND naming the files; lexical-only opens', async () => {
     const page = await openLab(context);
     const result = await page.evaluate(async () => {
