@@ -1,4 +1,4 @@
-import { createEngine, type Engine } from '../src/engine/engine.js';
+import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
 import { ErrorCode, invalidInput, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions } from '../src/embedder/index.js';
 import { CALLABLE_METHODS, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
@@ -25,6 +25,8 @@ export interface HostOptions {
   name: string;
   storage: StorageKind;
   embedder: WireEmbedderOptions | null;
+  /** The engine's record limits (`MemoryOptions.limits`). */
+  limits?: EngineOptions['limits'];
   onModelProgress?: EmbedderOptions['onProgress'];
   loadEmbedder: EmbedderLoader;
 }
@@ -41,7 +43,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const engine = await (async () => {
     const indexSnapshot = await readSnapshot(store);
     current = await isCurrent(indexSnapshot, store);
-    return createEngine({ store, embedder: null, indexSnapshot, onBackgroundError });
+    return createEngine({ store, embedder: null, indexSnapshot, onBackgroundError, ...(options.limits ? { limits: options.limits } : {}) });
   })().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
     throw error;

@@ -75,7 +75,7 @@ const api: WorkerApi = {
       const storage = await resolveStorage(options.storage);
       // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
-      const start = () => openHost({ name: options.name, storage, embedder: options.embedder, onModelProgress, loadEmbedder });
+      const start = () => openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, onModelProgress, loadEmbedder });
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
       host =
         storage === 'memory'

@@ -24,6 +24,7 @@ import {
   type WireResult,
   type WorkerApi,
 } from './protocol.js';
+import type { RecordLimits } from '../engine/records.js';
 import type { Progress, SearchResult } from '../types.js';
 
 export type { MemoryStatus, RemoteSearchOptions, StorageKind } from './protocol.js';
@@ -53,6 +54,12 @@ export interface MemoryOptions {
   openTimeoutMs?: number;
   /** Errors from the worker (and other tabs) keep their stacks, which name internal files. Default false: code and message only. */
   debug?: boolean;
+  /**
+   * The engine's record limits (text length, tags, labels, meta size and depth, records per call); each default is
+   * in `defaultRecordLimits`. The tab that opens the database applies its own to every tab sharing it, as it does
+   * its model. Default `{}`: the defaults.
+   */
+  limits?: Partial<RecordLimits>;
 }
 
 /** The engine's API, answered by the worker, plus `status()`. */
@@ -67,7 +74,7 @@ export interface Memory extends Pick<Engine, 'add' | 'get' | 'update' | 'remove'
 /** Spawns the worker, opens the database and resolves when searches can be answered. */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false } = options;
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {} } = options;
   checkRemoteSearchOptions(search);
   const timeouts: CallTimeouts = {
     callMs: checkTimeout('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
@@ -94,7 +101,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits },
             onModelProgress && Comlink.proxy(onModelProgress),
           ),
         ),

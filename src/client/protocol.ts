@@ -8,6 +8,7 @@ import type { EmbedderOptions } from '../embedder/index.js';
 import type { Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError, type SerializedEngramError } from '../errors.js';
 import type { SearchOptions } from '../search/options.js';
+import type { RecordLimits } from '../engine/records.js';
 import type { Progress } from '../types.js';
 
 /** Where the memories of a `createMemory` live. */
@@ -92,6 +93,8 @@ export interface WorkerOpenOptions {
   timeouts: CallTimeouts;
   /** Errors keep their stacks across the boundaries (`MemoryOptions.debug`). */
   debug: boolean;
+  /** `MemoryOptions.limits`, for the engine this worker opens if it leads. */
+  limits: Partial<RecordLimits>;
 }
 
 export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;

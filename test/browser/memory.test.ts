@@ -362,6 +362,28 @@ describe('errors', () => {
     await page.close();
   });
 
+  test("createMemory's limits reach the worker's engine; a bad limit refuses the Memory", async () => {
+    const page = await openLab(context);
+    const outcome = await page.evaluate(async () => {
+      const { createMemory } = window.engram;
+      const codeOf = (promise: Promise<unknown>) =>
+        promise.then(
+          () => 'ok',
+          (e: { code?: string }) => e.code ?? 'uncoded',
+        );
+      const memory = await createMemory({ name: 'limits', storage: 'memory', embedder: null, limits: { maxTags: 2 } });
+      const answer = {
+        threeTags: await codeOf(memory.add({ text: 'three tags', tags: ['a', 'b', 'c'] })),
+        twoTags: await codeOf(memory.add({ text: 'two tags', tags: ['a', 'b'] })),
+        badLimit: await codeOf(createMemory({ name: 'bad-limits', storage: 'memory', embedder: null, limits: { maxTags: -1 } })),
+      };
+      await memory.close();
+      return answer;
+    });
+    expect(outcome).toEqual({ threeTags: 'INVALID_INPUT', twoTags: 'ok', badLimit: 'INVALID_INPUT' });
+    await page.close();
+  });
+
   test('meta nested 1,500 deep is refused at once with INVALID_INPUT (Chromium drops such a message silently)', async () => {
     const page = await openLab(context);
     const outcome = await page.evaluate(async () => {

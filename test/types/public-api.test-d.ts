@@ -31,6 +31,7 @@ describe('createMemory and Memory', () => {
     expectTypeOf(createMemory).returns.resolves.toEqualTypeOf<Memory>();
     expectTypeOf(createMemory).toBeCallableWith();
     expectTypeOf(createMemory).toBeCallableWith({ name: 'notes', storage: 'opfs', embedder: null, persist: false });
+    expectTypeOf(createMemory).toBeCallableWith({ limits: { maxTags: 10, maxMetaDepth: 8 }, writeTimeoutMs: 60_000, debug: true });
     expectTypeOf<MemoryOptions['storage']>().toEqualTypeOf<'auto' | 'opfs' | 'idb' | 'memory' | undefined>();
     // @ts-expect-error: not a storage kind
     void createMemory({ storage: 'disk' });
