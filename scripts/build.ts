@@ -1,7 +1,8 @@
 /**
  * `npm run build`: the package as apps install it, in `dist/`.
  *
- * 1. tsc emits ES modules and `.d.ts` files for `src/` and `worker/` (dist/src, dist/worker).
+ * 1. tsc emits ES modules and `.d.ts` files for `src/` and `worker/` (dist/src, dist/worker; of the worker's
+ *    declarations only its entry's is kept).
  * 2. The worker's URL in the client names the emitted `.js` file (tsc rewrites imports, not URL literals).
  * 3. The built-in model's shipped files are copied to dist/models, where model-files.ts's literals point.
  * 4. Every `new URL('literal', import.meta.url)` in dist must name a file in dist: the build fails otherwise.
@@ -38,6 +39,12 @@ function emit(): void {
       path.endsWith('.ts') ? `new URL(${quote}${path.slice(0, -3)}.js${quote}, import.meta.url)` : whole,
     );
     if (rewritten !== code) writeFileSync(file, rewritten);
+  }
+  // Of the worker, only its entry is a module apps import; the other declarations are internal, and they name
+  // wa-sqlite's ambient types (worker/wa-sqlite.d.ts), which are not shipped.
+  const workerDir = join(dist, 'worker');
+  for (const file of readdirSync(workerDir)) {
+    if (file.endsWith('.d.ts') && file !== 'index.d.ts') rmSync(join(workerDir, file));
   }
 }
 

@@ -1,6 +1,5 @@
 /** Public data types shared by the engine, the stores, the worker and the client. */
 
-/** What a caller hands to `add`. */
 /**
  * What a caller hands to `add`. Every string must be well-formed UTF-16 (no lone surrogate: the SQLite store keeps
  * UTF-8, where one cannot be written); sizes are bounded by the engine option `limits` (RecordLimits).

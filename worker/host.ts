@@ -1,7 +1,7 @@
 import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
 import { ErrorCode, invalidInput, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions } from '../src/embedder/index.js';
-import { CALLABLE_METHODS, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import { CALLABLE_METHODS, WRITE_METHODS, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
 import type { Embedder, MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './snapshots.js';
@@ -88,7 +88,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       const method = checkCall(name, args);
       try {
         const result = await dispatch(method, args, onProgress, retry);
-        if (CHANGES.has(method)) snapshots.changed();
+        if (WRITE_METHODS.has(method)) snapshots.changed();
         return result;
       } finally {
         if (method !== 'status') firstCallAnswered();
@@ -121,8 +121,6 @@ export async function openHost(options: HostOptions): Promise<Host> {
 /** The longest the model waits for the first call before it loads anyway. */
 const MODEL_GRACE_MS = 1000;
 
-/** Methods that change memories (and so the lexical index). */
-const CHANGES = new Set<HostMethod>(['add', 'update', 'remove', 'pin', 'import']);
 
 /**
  * Only the Memory API runs: without this, a caller could name any engine method (`close`, `setEmbedder`, or

@@ -18,6 +18,7 @@ import {
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/client/protocol.js';
+import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
 import { resolveStorage } from './open-store.js';
@@ -35,7 +36,7 @@ let opening: Promise<void> | null = null;
 let closed = false;
 let searchDefaults: WorkerOpenOptions['search'] = {};
 /** Calls received and not yet answered: close() lets them finish first. */
-const inFlight = new Set<Promise<unknown>>();
+const inFlight = new InFlight();
 
 /** The page's timeouts; a page that sent none (an older client) gets the defaults. */
 function timeoutsOf(options: Partial<WorkerOpenOptions>): CallTimeouts {
@@ -94,24 +95,15 @@ const api: WorkerApi = {
     if (method === 'add') wire = [withIds(args[0])];
     // This tab's search defaults apply here, before the call may travel to another tab's engine.
     if (method === 'search' && Object.keys(searchDefaults).length > 0) wire = [args[0], resolveSearchOptions(searchDefaults, args[1] as object)];
-    const run = target.call(method, wire, onProgress);
-    inFlight.add(run);
     try {
-      return (await run) as never;
+      return (await inFlight.track(target.call(method, wire, onProgress))) as never;
     } finally {
-      inFlight.delete(run);
       releaseCallback(onProgress);
     }
   },
 
   async status() {
-    const run = requireHost().call('status', []);
-    inFlight.add(run);
-    try {
-      return (await run) as Awaited<ReturnType<WorkerApi['status']>>;
-    } finally {
-      inFlight.delete(run);
-    }
+    return (await inFlight.track(requireHost().call('status', []))) as Awaited<ReturnType<WorkerApi['status']>>;
   },
 
   async close() {
@@ -119,7 +111,7 @@ const api: WorkerApi = {
     closed = true;
     await opening?.catch(() => undefined);
     // Calls already received are answered before the database closes (each ends by its timeout at the latest).
-    await Promise.allSettled(inFlight);
+    await inFlight.settled();
     await host?.close();
     host = null;
   },

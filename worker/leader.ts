@@ -24,6 +24,7 @@ import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
 import { newId } from '../src/engine/records.js';
 import { closedError, fromWireError, isWireError, timeoutError, timeoutFor, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
 import type { Progress } from '../src/types.js';
+import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';
 
 /** On the group channel, readable by every script of the origin: ids and public keys only. */
@@ -97,7 +98,7 @@ class Member implements Host {
   private seq = 0;
   private rejected = 0;
   /** Calls this worker is running for followers: a closing leader finishes them before letting go. */
-  private readonly serving = new Set<Promise<unknown>>();
+  private readonly serving = new InFlight();
   private releaseLock: () => void = () => undefined;
   private failure: unknown = null;
   private closed = false;
@@ -172,16 +173,12 @@ class Member implements Host {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
-    for (const call of this.pending.values()) {
-      clearTimeout(call.timer);
-      call.reject(closedError());
-    }
-    this.pending.clear();
+    this.rejectPending(closedError());
     try {
       if (this.host) {
         // Answer what followers already sent, then hand over: a call arriving now stays pending on its follower
         // and is re-sent to the next leader.
-        await Promise.allSettled(this.serving);
+        await this.serving.settled();
         await this.host.close();
         for (const peer of this.peers.values()) this.post(peer.channel, { t: 'leaving' } satisfies FromLeader);
       }
@@ -210,12 +207,17 @@ class Member implements Host {
 
   private fail(error: unknown): void {
     this.failure = error instanceof EngramError ? error : new EngramError(ErrorCode.WORKER_FAILED, `could not take over the database: ${String(error)}`);
+    this.rejectPending(this.failure);
+    this.onLeader();
+  }
+
+  /** Ends every call still waiting for an answer with `error`. */
+  private rejectPending(error: unknown): void {
     for (const call of this.pending.values()) {
       clearTimeout(call.timer);
-      call.reject(this.failure);
+      call.reject(error);
     }
     this.pending.clear();
-    this.onLeader();
   }
 
   /** `status` answers with this tab's own count of ignored messages, whichever tab answered the rest. */
@@ -411,8 +413,7 @@ class Member implements Host {
       },
       (error: unknown) => answer(error),
     );
-    this.serving.add(run);
-    void run.finally(() => this.serving.delete(run));
+    void this.serving.track(run);
   }
 
   /** Posting on a channel closed meanwhile (an evicted follower, a closing worker) is dropped, not thrown. */

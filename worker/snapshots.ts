@@ -31,9 +31,9 @@ export async function saveSnapshot(engine: Engine, store: Store): Promise<number
  * goes away without `close()`, so the snapshot is also saved after changes once the memory has been idle a while.
  */
 export class SnapshotKeeper {
-  private dirty: boolean;
-  /** Bumped by every change: a save clears `dirty` only if nothing changed while it ran. */
+  /** Changes so far, and how many of them the stored snapshot holds: it is stale while they differ. */
   private changes = 0;
+  private savedChanges = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private saving: Promise<void> = Promise.resolve();
 
@@ -45,13 +45,11 @@ export class SnapshotKeeper {
     current: boolean,
   ) {
     // A rebuilt or caught-up index is worth saving even if nothing changes in this session.
-    this.dirty = engine.lexicalSource === 'rebuilt' || !current;
-    if (this.dirty) this.schedule();
+    if (engine.lexicalSource === 'rebuilt' || !current) this.changed();
   }
 
   /** Call after every change to the memories. */
   changed(): void {
-    this.dirty = true;
     this.changes++;
     this.schedule();
   }
@@ -60,7 +58,7 @@ export class SnapshotKeeper {
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     await this.saving;
-    if (this.dirty) await this.save();
+    if (this.changes !== this.savedChanges) await this.save();
   }
 
   private schedule(): void {
@@ -70,11 +68,11 @@ export class SnapshotKeeper {
     }, SAVE_AFTER_IDLE_MS);
   }
 
-  /** Clears `dirty` only once the snapshot is stored: a failed save (a full disk) is tried again on close. */
+  /** Counts the changes as saved only once the snapshot is stored: a failed save (a full disk) is tried again on close. */
   private async save(): Promise<void> {
     if (!this.store.persistent) return;
-    const changesBefore = this.changes;
+    const changes = this.changes;
     await saveSnapshot(this.engine, this.store);
-    if (this.changes === changesBefore) this.dirty = false;
+    this.savedChanges = changes;
   }
 }

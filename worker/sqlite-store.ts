@@ -2,7 +2,7 @@
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../src/store/store.js';
 import type { MemoryRecord } from '../src/types.js';
-import { Connection, isQuotaFailure, isSqliteError, type SqliteBackend } from './sqlite.js';
+import { Connection, isIoFailure, isQuotaFailure, type SqliteBackend } from './sqlite.js';
 import { readSentinel, writeSentinel } from './sentinel.js';
 import {
   CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_VECTORS, setOptionalFields, toRow, UPSERT_RECORDS, UPSERT_VECTORS,
@@ -50,7 +50,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     await db.close().catch(() => undefined);
     // Recording the instance id is worth an open, not a refusal: a full disk must not hide readable data.
     // A fresh connection recovers whatever the failed write left (SQLite rolls it back from the file).
-    if (!isQuotaFailure(error, ioError)) throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}"`);
+    if (!isQuotaFailure(error, ioError)) throw openError(error, ioError, options);
     db = await connect();
     identity = { previous: null, instance: null, hasMemories: await hasMemories(db, options.name) };
   }
@@ -80,16 +80,21 @@ interface Identity {
 async function identify(db: Connection): Promise<Identity> {
   const stored = await db.scalar('SELECT value FROM meta WHERE key = ?1', [INSTANCE_KEY]);
   const previous = typeof stored === 'string' ? stored : null;
-  const memories = Number(await db.scalar('SELECT EXISTS (SELECT 1 FROM memories)')) === 1;
+  const memories = await memoriesExist(db);
   if (previous !== null) return { previous, instance: previous, hasMemories: memories };
   const instance = crypto.randomUUID();
   await db.transaction(() => db.run('INSERT OR IGNORE INTO meta (key, value) VALUES (?1, ?2)', [INSTANCE_KEY, instance]));
   return { previous, instance, hasMemories: memories };
 }
 
+async function memoriesExist(db: Connection): Promise<boolean> {
+  return Number(await db.scalar('SELECT EXISTS (SELECT 1 FROM memories)')) === 1;
+}
+
+/** `memoriesExist` on a connection of its own, closed if the query fails. */
 async function hasMemories(db: Connection, name: string): Promise<boolean> {
   try {
-    return Number(await db.scalar('SELECT EXISTS (SELECT 1 FROM memories)')) === 1;
+    return await memoriesExist(db);
   } catch (error) {
     await db.close().catch(() => undefined);
     throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${name}"`);
@@ -331,7 +336,7 @@ export class SqliteStore implements Store {
   }
 
   private mapError(error: unknown, what: string): EngramError {
-    if (isSqliteError(error) && isIoError(error.code)) this.broken = true;
+    if (isIoFailure(error)) this.broken = true;
     if (isQuotaFailure(error, this.db.lastIoError())) {
       return new EngramError(ErrorCode.QUOTA_EXCEEDED, `${what}: storage quota exceeded; nothing from this call was saved, earlier data is intact`, {
         cause: error,
@@ -339,11 +344,4 @@ export class SqliteStore implements Store {
     }
     return toEngramError(error, ErrorCode.STORE_FAILED, `${what} failed (${this.kind})`);
   }
-}
-
-const SQLITE_IOERR = 10;
-const SQLITE_FULL = 13;
-
-function isIoError(code: number): boolean {
-  return (code & 0xff) === SQLITE_IOERR || code === SQLITE_FULL;
 }

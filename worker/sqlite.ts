@@ -128,6 +128,11 @@ function isQuotaException(error: unknown): error is DOMException {
   return error instanceof DOMException && error.name === 'QuotaExceededError';
 }
 
+/** True for an SQLite I/O failure (any SQLITE_IOERR, or SQLITE_FULL): the connection should be opened again. */
+export function isIoFailure(error: unknown): boolean {
+  return isSqliteError(error) && ((error.code & 0xff) === SQLITE_IOERR || error.code === SQLITE_FULL);
+}
+
 /**
  * True when `error` (thrown by SQLite or the VFS) comes from a full disk. `ioError` is the JS-side error the VFS
  * kept for the last I/O failure (`Connection.lastIoError`): SQLite itself reports only SQLITE_IOERR.

@@ -25,6 +25,7 @@ import {
   type WorkerApi,
 } from './protocol.js';
 import type { RecordLimits } from '../engine/records.js';
+import { InFlight } from '../util/in-flight.js';
 import type { Progress, SearchResult } from '../types.js';
 
 export type { MemoryStatus, RemoteSearchOptions, StorageKind } from './protocol.js';
@@ -117,15 +118,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
 
   let closing: Promise<void> | null = null;
   /** Calls sent and not yet answered: close() waits for them. */
-  const inFlight = new Set<Promise<unknown>>();
-  const track = <T>(run: Promise<T>): Promise<T> => {
-    inFlight.add(run);
-    run.then(
-      () => inFlight.delete(run),
-      () => inFlight.delete(run),
-    );
-    return run;
-  };
+  const inFlight = new InFlight();
   const call = <M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: AddOptions['onProgress']): Promise<WireResult<M>> => {
     if (closing) return Promise.reject(closedError());
     try {
@@ -148,7 +141,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       method,
       timeoutFor(method, timeouts),
     );
-    return track(run);
+    return inFlight.track(run);
   };
 
   return {
@@ -164,12 +157,12 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),
     count: () => call('count', []),
     export: () => call('export', []),
-    status: () => (closing ? Promise.reject(closedError()) : track(withTimeout(() => guard(remote.status()), 'status', timeouts.callMs))),
+    status: () => (closing ? Promise.reject(closedError()) : inFlight.track(withTimeout(() => guard(remote.status()), 'status', timeouts.callMs))),
     close: () => {
       closing ??= (async () => {
         try {
           // Calls already sent are answered first (each ends by its timeout at the latest).
-          await Promise.allSettled([...inFlight]);
+          await inFlight.settled();
           await withTimeout(() => guard(remote.close()), 'close', timeouts.openMs);
         } finally {
           remote[Comlink.releaseProxy]();

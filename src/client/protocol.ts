@@ -49,7 +49,10 @@ export type MethodName = 'add' | 'search' | 'get' | 'update' | 'remove' | 'pin' 
  */
 export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'status'>(['add', 'search', 'get', 'update', 'remove', 'pin', 'count', 'export', 'import', 'status']);
 
-/** Methods that go through the engine's write queue, and so may wait behind another tab's long write. */
+/**
+ * Methods that change memories: they go through the engine's write queue (so they may wait behind another tab's
+ * long write) and change what the lexical snapshot holds.
+ */
 export const WRITE_METHODS: ReadonlySet<string> = new Set<MethodName>(['add', 'update', 'remove', 'pin', 'import']);
 
 /** Default of `MemoryOptions.callTimeoutMs`. */
@@ -108,7 +111,6 @@ export interface WorkerApi {
   close(): Promise<void>;
 }
 
-/** What every call on a closed Memory rejects with, on either side of the boundary. */
 /**
  * How deep arguments may nest to cross to the worker. Chromium drops a message nested about 1,200 levels deep
  * without an error on either side (the call would only end in TIMEOUT); the engine's own limit on meta is far
@@ -130,6 +132,7 @@ export function checkWireDepth(method: string, args: readonly unknown[]): void {
   }
 }
 
+/** What every call on a closed Memory rejects with, on either side of the boundary. */
 export function closedError(): EngramError {
   return new EngramError(ErrorCode.CLOSED, 'this memory is closed');
 }

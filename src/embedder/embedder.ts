@@ -4,7 +4,7 @@
  */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { chooseBrowserDevice, rememberChoice, type BrowserDeviceResult } from './device.js';
-import { BUILTIN_MODEL_FILES, checkModelFiles, type ModelFiles } from './model-files.js';
+import { BUILTIN_MODEL_FILES, checkModelFiles, type ModelLocation } from './model-files.js';
 import {
   BUILTIN_MODEL,
   embedderId,
@@ -20,17 +20,13 @@ import { loadModel, type LoadedModel } from './runtime.js';
 
 export async function createEmbedder(options: EmbedderOptions = {}): Promise<LocalEmbedder> {
   const started = performance.now();
-  const resolved = resolveEmbedderOptions(options, defaultModelPath());
-  const files = builtinFiles(options);
+  const { resolved, location } = locate(options);
   const load = (device: ActiveDevice) =>
     loadModel({
-      model: resolved.model,
-      modelPath: resolved.modelPath,
+      ...location,
       allowRemote: resolved.allowRemote,
-      dtype: resolved.dtype,
       device,
       pooling: resolved.pooling,
-      ...(files ? { files } : {}),
       wasmPaths: resolved.wasmPaths,
       onProgress: resolved.onProgress,
     });
@@ -47,12 +43,15 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
 }
 
 /**
- * In a browser the built-in model comes with this package, as assets the app's bundler emits; in Node it is read
- * from the package's `models/` folder. A caller's own `modelPath` always wins.
+ * The options, checked and defaulted, and where the model's files are. In a browser the built-in model comes with
+ * this package, as assets the app's bundler emits; in Node it is read from the package's `models/` folder. A
+ * caller's own `modelPath` always wins.
  */
-function builtinFiles(options: EmbedderOptions): ModelFiles | undefined {
-  const model = options.model ?? BUILTIN_MODEL;
-  return !IS_NODE && model === BUILTIN_MODEL && options.modelPath === undefined ? BUILTIN_MODEL_FILES : undefined;
+function locate(options: EmbedderOptions): { resolved: ResolvedEmbedderOptions; location: ModelLocation } {
+  const resolved = resolveEmbedderOptions(options, defaultModelPath());
+  const builtin = !IS_NODE && resolved.model === BUILTIN_MODEL && options.modelPath === undefined;
+  const location: ModelLocation = { model: resolved.model, modelPath: resolved.modelPath, dtype: resolved.dtype };
+  return { resolved, location: builtin ? { ...location, files: BUILTIN_MODEL_FILES } : location };
 }
 
 /**
@@ -60,10 +59,9 @@ function builtinFiles(options: EmbedderOptions): ModelFiles | undefined {
  * file, so a Memory can refuse to open on a missing model without loading it. Remote models are not checked.
  */
 export async function checkEmbedderModel(options: EmbedderOptions = {}): Promise<void> {
-  const resolved = resolveEmbedderOptions(options, defaultModelPath());
+  const { resolved, location } = locate(options);
   if (IS_NODE || resolved.allowRemote) return;
-  const files = builtinFiles(options);
-  await checkModelFiles({ model: resolved.model, modelPath: resolved.modelPath, dtype: resolved.dtype, ...(files ? { files } : {}) });
+  await checkModelFiles(location);
 }
 
 class TransformersEmbedder implements LocalEmbedder {

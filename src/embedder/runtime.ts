@@ -4,19 +4,15 @@
  */
 import type { FeatureExtractionPipeline, Tensor } from '@huggingface/transformers';
 import { EngramError, ErrorCode } from '../errors.js';
-import { modelFileUrl, type ModelFiles } from './model-files.js';
-import type { ActiveDevice, EmbedderDtype, EmbedderProgress, Pooling, WasmPaths } from './options.js';
+import { modelFileUrl, type ModelFiles, type ModelLocation } from './model-files.js';
+import type { ActiveDevice, EmbedderProgress, Pooling, WasmPaths } from './options.js';
 import { IS_NODE } from './platform.js';
 
-export interface LoadRequest {
-  model: string;
-  modelPath: string;
+/** Where the model is (`files`: the built-in model's bundler-emitted assets; others come from modelPath), and how to run it. */
+export interface LoadRequest extends ModelLocation {
   allowRemote: boolean;
-  dtype: EmbedderDtype;
   device: ActiveDevice;
   pooling: Pooling;
-  /** Explicit URLs for the model's files (the built-in model's bundler-emitted assets); others come from modelPath. */
-  files?: ModelFiles;
   wasmPaths?: WasmPaths;
   onProgress?: (progress: EmbedderProgress) => void;
 }
@@ -63,7 +59,7 @@ function serialised<T>(task: () => Promise<T>): Promise<T> {
 }
 
 /** The model's folder, or its config file's URL when its files are listed one by one; for messages. */
-export function modelLocation(request: Pick<LoadRequest, 'model' | 'modelPath' | 'dtype' | 'files'>): string {
+export function modelLocation(request: ModelLocation): string {
   return request.files ? modelFileUrl(request, 'config.json') : modelFileUrl(request, '');
 }
 

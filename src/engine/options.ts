@@ -108,7 +108,6 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   };
 }
 
-
 /** `defaultRecordLimits`, then `maxTextLength`, then `limits`; each a positive integer. */
 function resolveLimits(options: EngineOptions): RecordLimits {
   if (options.limits !== undefined && (typeof options.limits !== 'object' || options.limits === null)) {

@@ -59,6 +59,16 @@ interface LexicalDoc {
 /** Query characters either leg reads, unless `LexicalOptions.maxQueryChars` says otherwise. */
 export const DEFAULT_MAX_QUERY_CHARS = 10_000;
 
+/**
+ * The first `max` UTF-16 code units of `query`, one fewer when the cut would split a surrogate pair: what either
+ * leg reads of a query (this index before tokenising, the vector leg before embedding).
+ */
+export function cutQuery(query: string, max: number): string {
+  if (query.length <= max) return query;
+  const code = query.charCodeAt(max - 1);
+  return query.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
 export class LexicalIndex {
   private search_: MiniSearch<LexicalDoc>;
   /** `search_`'s index read in place, or null when MiniSearch's internals are not the ones the adapter reads. */
@@ -150,7 +160,7 @@ export class LexicalIndex {
 
   /** The terms a query searches for: sanitised, processed like indexed text, distinct, capped. */
   queryTerms(query: string): string[] {
-    const cleaned = query.slice(0, this.options.maxQueryChars).replace(UNSAFE, ' ');
+    const cleaned = cutQuery(query, this.options.maxQueryChars).replace(UNSAFE, ' ');
     const terms = new Set<string>();
     for (const token of cleaned.split(SPACE_OR_PUNCTUATION)) {
       for (const term of this.termOf(token)) {

@@ -13,7 +13,7 @@ import type { SearchOptions } from './options.js';
 import { route } from './route.js';
 import { Tracer } from './trace.js';
 import type { RecordTable } from '../engine/record-table.js';
-import type { LexicalIndex } from '../lexical/lexical-index.js';
+import { cutQuery, type LexicalIndex } from '../lexical/lexical-index.js';
 import type { SearchResult } from '../types.js';
 import type { VectorIndex } from '../vector/vector-index.js';
 
@@ -34,13 +34,6 @@ export interface PipelineState {
   countTokens?: (text: string) => number;
   /** Query characters read by either leg (the lexical index cuts at the same length). */
   maxQueryChars: number;
-}
-
-/** The first `max` UTF-16 code units of `query`, one fewer when the cut would split a surrogate pair. */
-export function cutQuery(query: string, max: number): string {
-  if (query.length <= max) return query;
-  const code = query.charCodeAt(max - 1);
-  return query.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
 export async function runPipeline(state: PipelineState, query: string, options: SearchOptions, now: number): Promise<SearchResult> {

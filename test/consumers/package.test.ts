@@ -13,6 +13,8 @@ describe('the packed tarball', () => {
     expect(files.filter((file) => !file.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
     expect(files).toContain('dist/models/engram/glove-100d/onnx/model_quantized.onnx');
+    // The worker's only public declaration is its entry's: the others are internal and name unshipped types.
+    expect(files.filter((file) => file.startsWith('dist/worker/') && file.endsWith('.d.ts'))).toEqual(['dist/worker/index.d.ts']);
   });
 
   test('every export of package.json names a file in it, with its types', async () => {
