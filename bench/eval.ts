@@ -9,7 +9,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmbedder } from '../src/index.js';
-import { ablationTable, commitLabel, resultsTable, targetCheck, updateMarkedBlock } from './lib/report.js';
+import { ablationTable, commitLabel, resultsTable, stageTargetCheck, targetCheck, updateMarkedBlock, type StageTarget } from './lib/report.js';
 import { closeEngines, engineRanker, minisearchDefaults, oramaHybrid, pureLeg } from './lib/rankers.js';
 import { evaluateRanker, loadConversations, scoredQuestions, type Ranker, type RankerReport } from './lib/run.js';
 import { ablations } from './lib/variants.js';
@@ -17,6 +17,19 @@ import { ablations } from './lib/variants.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const QUALITY_DOC = join(root, 'docs/quality.md');
 const TARGET = { r10: 0.68, ndcg10: 0.55, categoryMargin: 0.02, meanQueryMs: 5 };
+const STAGE_TARGET: StageTarget = {
+  r10: 0.78,
+  ndcg10: 0.6,
+  category: { 'multi-hop': 0.5, 'open-domain': 0.45 },
+  baseline: {
+    'multi-hop': { r10: 0.419, ndcg10: 0.329 },
+    temporal: { r10: 0.845, ndcg10: 0.727 },
+    'open-domain': { r10: 0.369, ndcg10: 0.254 },
+    'single-hop': { r10: 0.843, ndcg10: 0.612 },
+  },
+  noThreadsBaseline: 0.646,
+};
+const NO_THREADS = 'Engram (defaults), memories without meta.thread';
 
 interface Args {
   data: string;
@@ -40,6 +53,7 @@ const BM25_STOP = 'BM25 + English stop words';
 
 const rankers: Ranker[] = [
   engineRanker('Engram (defaults)'),
+  engineRanker(NO_THREADS, { noThreads: true }),
   minisearchDefaults,
   engineRanker(BM25_STOP, { noEmbedder: true, engine: { lexical: { stem: false } }, search: pureLeg }),
   engineRanker('BM25, engine lexical settings (+ Porter2)', { noEmbedder: true, search: pureLeg }),
@@ -75,7 +89,10 @@ async function main(): Promise<void> {
   const reference = reports.find((r) => r.name === BM25_STOP)!;
   const stamp = `commit ${commitLabel(root)}, ${new Date().toISOString().slice(0, 10)}`;
   const header = `${questions} questions (categories 1-4) from ${conversations.length} conversations, built-in model \`${embedder.id}\`, Engram with default options.`;
-  const results = `Latest \`npm run eval\` (${stamp}):\n\n${header}\n\n${resultsTable(reports)}\n\nTarget (issue 6):\n\n${targetCheck(engram, reference, TARGET)}`;
+  const noThreads = reports.find((r) => r.name === NO_THREADS)!;
+  const results =
+    `Latest \`npm run eval\` (${stamp}):\n\n${header}\n\n${resultsTable(reports)}\n\nTarget (issue 6):\n\n${targetCheck(engram, reference, TARGET)}` +
+    `\n\nTargets (issue 15, offline: no language model):\n\n${stageTargetCheck(engram, noThreads, STAGE_TARGET)}`;
   console.log(results);
 
   let ablationReports: RankerReport[] = [];

@@ -4,6 +4,7 @@
  */
 import { DAY_MS, defaultSearchOptions } from '../src/advanced.js';
 import type { SearchOptions } from '../src/index.js';
+import { DEFAULT_RULE_WEIGHTS } from '../src/search/rerank-rules.js';
 import { h } from './dom.js';
 
 export interface ControlState {
@@ -19,6 +20,10 @@ export interface ControlState {
   neighbourWindow: number;
   neighbourWeight: number;
   neighbourLenders: number;
+  /** `neighbours.time`: memories without a thread borrow from their neighbours in time. */
+  neighbourTime: boolean;
+  /** `neighbours.timeGapMs`, in minutes. */
+  neighbourTimeGapMin: number;
   decayKind: 'hyperbolic' | 'exponential' | 'off';
   tauDays: number;
   halfLifeDays: number;
@@ -42,9 +47,25 @@ export interface ControlState {
   diversity: boolean;
   lambda: number;
   duplicateThreshold: number;
+  tagWeight: number;
   raw: boolean;
   tokenBudget: number;
   touch: boolean;
+  understand: SearchOptions['understand'];
+  /** `synthesis`, with 'off' for `false` (a select holds strings). */
+  synthesis: 'off' | 'offline' | 'llm';
+  originalQueryWeight: number;
+  listFusion: SearchOptions['listFusion'];
+  hyde: boolean;
+  /** `rerank.by`, with 'off' for `rerank: false`. */
+  rerankBy: 'off' | 'rules' | 'llm' | 'hook';
+  rerankInputLimit: number;
+  /** `rerank.weights` of the rules re-ranker. */
+  rerankCoverage: number;
+  rerankProximity: number;
+  llmTimeoutMs: number;
+  assembly: SearchOptions['assembly'];
+  qualityWeight: number;
 }
 
 type Key = keyof ControlState;
@@ -52,8 +73,11 @@ type Key = keyof ControlState;
 // Values a control shows when the default turns its feature off (e.g. τ while decay is hyperbolic).
 const EXPONENTIAL_TAU_DAYS = 7;
 const HYPERBOLIC_HALF_LIFE_DAYS = 60;
-const MMR = { lambda: 0.78, duplicateThreshold: 0.94 };
-const NEIGHBOURS = { window: 2, weight: 0.5, lenders: 20 };
+const MMR = { lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 };
+const NEIGHBOURS = { window: 2, weight: 0.5, lenders: 20, time: true, timeGapMs: 30 * 60_000 };
+const MINUTE_MS = 60_000;
+/** What `rerank` becomes when turned on (the library fills in the same `inputLimit` for a partial object). */
+const RERANK_INPUT_LIMIT = 40;
 
 export function localDate(ms: number): string {
   const d = new Date(ms);
@@ -65,6 +89,7 @@ export function defaultState(now = Date.now()): ControlState {
   const decay = d.decay;
   const diversity = d.diversity;
   const neighbours = d.neighbours === false ? NEIGHBOURS : d.neighbours;
+  const rerank = d.rerank;
   return {
     mode: d.mode,
     k: d.k,
@@ -78,6 +103,8 @@ export function defaultState(now = Date.now()): ControlState {
     neighbourWindow: neighbours.window,
     neighbourWeight: neighbours.weight,
     neighbourLenders: neighbours.lenders,
+    neighbourTime: neighbours.time ?? NEIGHBOURS.time,
+    neighbourTimeGapMin: (neighbours.timeGapMs ?? NEIGHBOURS.timeGapMs) / MINUTE_MS,
     decayKind: decay === false ? 'off' : decay.kind,
     tauDays: decay !== false && decay.kind === 'exponential' ? decay.tauMs / DAY_MS : EXPONENTIAL_TAU_DAYS,
     halfLifeDays: decay !== false && decay.kind === 'hyperbolic' ? decay.halfLifeDays : HYPERBOLIC_HALF_LIFE_DAYS,
@@ -100,10 +127,23 @@ export function defaultState(now = Date.now()): ControlState {
     diversity: diversity !== false,
     lambda: diversity === false ? MMR.lambda : diversity.lambda,
     duplicateThreshold: diversity === false ? MMR.duplicateThreshold : diversity.duplicateThreshold,
+    tagWeight: diversity === false ? MMR.tagWeight : (diversity.tagWeight ?? MMR.tagWeight),
     raw: d.raw,
     tokenBudget: d.tokenBudget,
     // Live re-ranking would otherwise count every slider move as an access and change what it measures.
     touch: false,
+    understand: d.understand,
+    synthesis: d.synthesis === false ? 'off' : d.synthesis,
+    originalQueryWeight: d.originalQueryWeight,
+    listFusion: d.listFusion,
+    hyde: d.hyde,
+    rerankBy: rerank === false ? 'off' : rerank.by,
+    rerankInputLimit: rerank === false ? RERANK_INPUT_LIMIT : rerank.inputLimit,
+    rerankCoverage: rerank === false ? DEFAULT_RULE_WEIGHTS.coverage : (rerank.weights?.coverage ?? DEFAULT_RULE_WEIGHTS.coverage),
+    rerankProximity: rerank === false ? DEFAULT_RULE_WEIGHTS.proximity : (rerank.weights?.proximity ?? DEFAULT_RULE_WEIGHTS.proximity),
+    llmTimeoutMs: d.llmTimeoutMs,
+    assembly: d.assembly,
+    qualityWeight: d.qualityWeight,
   };
 }
 
@@ -132,7 +172,9 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
     rrfK: s.rrfK,
     weights: { lexical: s.weightLexical, vector: s.weightVector },
     topRankBonus: s.topRankBonus,
-    neighbours: s.neighbours ? { window: s.neighbourWindow, weight: s.neighbourWeight, lenders: s.neighbourLenders } : false,
+    neighbours: s.neighbours
+      ? { window: s.neighbourWindow, weight: s.neighbourWeight, lenders: s.neighbourLenders, time: s.neighbourTime, timeGapMs: s.neighbourTimeGapMin * MINUTE_MS }
+      : false,
     decay:
       s.decayKind === 'off'
         ? false
@@ -149,10 +191,24 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
     deepRecall: s.deepRecall,
     deepRecallPenalty: s.deepRecallPenalty,
     minScore: s.minScore,
-    diversity: s.diversity ? { lambda: s.lambda, duplicateThreshold: s.duplicateThreshold } : false,
+    diversity: s.diversity ? { lambda: s.lambda, duplicateThreshold: s.duplicateThreshold, tagWeight: s.tagWeight } : false,
     raw: s.raw,
     tokenBudget: s.tokenBudget,
     touch: s.touch,
+    understand: s.understand,
+    synthesis: s.synthesis === 'off' ? false : s.synthesis,
+    originalQueryWeight: s.originalQueryWeight,
+    listFusion: s.listFusion,
+    hyde: s.hyde,
+    rerank:
+      s.rerankBy === 'off'
+        ? false
+        : s.rerankBy === 'rules'
+          ? { by: s.rerankBy, inputLimit: s.rerankInputLimit, weights: { coverage: s.rerankCoverage, proximity: s.rerankProximity } }
+          : { by: s.rerankBy, inputLimit: s.rerankInputLimit },
+    llmTimeoutMs: s.llmTimeoutMs,
+    assembly: s.assembly,
+    qualityWeight: s.qualityWeight,
   };
 }
 
@@ -170,6 +226,9 @@ interface Spec {
 }
 
 const decaying = (s: ControlState) => s.decayKind !== 'off';
+/** The caller's list weight matters only when there is another list to weigh it against. */
+const expanding = (s: ControlState) => s.synthesis !== 'off' || s.hyde;
+const LLM_NOTE = 'Needs a language model (picked above); without one the stage is skipped and the trace says why.';
 
 const GROUPS: { title: string; specs: Spec[] }[] = [
   {
@@ -181,10 +240,27 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
     ],
   },
   {
+    title: 'Query understanding & expansion',
+    specs: [
+      { key: 'understand', label: 'Understand', type: 'select', help: `Classify the query (identifier, preference, temporal, aggregation, factual). rules = cue words; llm = ask the model, rules as fallback. ${LLM_NOTE}`, options: [['rules', 'rules'], ['llm', 'language model']] },
+      { key: 'synthesis', label: 'Synthesis', type: 'select', help: `More queries for the same question, each searched by both legs, then fused with yours (list fusion). llm: 2–5 by query type. offline: from the store and the built-in model, no LLM.`, options: [['off', 'off'], ['offline', 'offline (no LLM)'], ['llm', 'language model']] },
+      { key: 'hyde', label: 'HyDE', type: 'checkbox', help: `The model writes a hypothetical answer; it is embedded and searched as one more vector list. ${LLM_NOTE}` },
+      { key: 'originalQueryWeight', label: 'Your query’s list weight', type: 'range', min: 0, max: 5, step: 0.5, help: 'Weight of your query’s list in the list fusion; each synthesized or HyDE list weighs 1.', when: expanding },
+      { key: 'listFusion', label: 'List fusion', type: 'select', help: 'How the query lists become one: scores = weighted mean of each list’s fused score; rrf = weighted Σ w / (rrfK + rank) (CEMS).', options: [['scores', 'scores (weighted mean)'], ['rrf', 'RRF (ranks)']], when: expanding },
+      { key: 'llmTimeoutMs', label: 'Model timeout (ms)', type: 'range', min: 1000, max: 60_000, step: 1000, help: 'A model call (or the rerank hook) slower than this is skipped; the search answers without it.' },
+    ],
+  },
+  {
     title: 'Fusion',
     specs: [
-      { key: 'fusion', label: 'Method', type: 'select', help: 'convex = Σ w/Σw · min-max normalised leg score; rrf = Σ w / (rrfK + rank).', options: [['convex', 'convex (scores)'], ['rrf', 'RRF (ranks)']] },
-      { key: 'rrfK', label: 'rrfK', type: 'range', min: 1, max: 200, step: 1, help: 'Small rrfK favours top ranks.', when: (s) => s.fusion === 'rrf' },
+      {
+        key: 'fusion',
+        label: 'Method',
+        type: 'select',
+        help: 'convex = Σ w/Σw · min-max normalised leg score; scaled = the same on absolute scales (a match never scores 0); rrf = Σ w / (rrfK + rank); blend = ½ RRF/max + ½ cosine.',
+        options: [['convex', 'convex (scores)'], ['scaled', 'scaled (absolute scores)'], ['rrf', 'RRF (ranks)'], ['blend', 'blend (RRF + cosine)']],
+      },
+      { key: 'rrfK', label: 'rrfK', type: 'range', min: 1, max: 200, step: 1, help: 'Small rrfK favours top ranks. Also used by list fusion rrf.', when: (s) => s.fusion === 'rrf' || s.fusion === 'blend' || (expanding(s) && s.listFusion === 'rrf') },
       { key: 'weightLexical', label: 'Lexical weight', type: 'range', min: 0, max: 3, step: 0.05, help: 'w of the BM25 leg.' },
       { key: 'weightVector', label: 'Vector weight', type: 'range', min: 0, max: 3, step: 0.05, help: 'w of the cosine leg.' },
       { key: 'topRankBonus', label: 'Top-rank bonus', type: 'checkbox', help: '+0.05 for a leg’s rank 1, +0.02 for ranks 2–3.' },
@@ -192,6 +268,8 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'neighbourWindow', label: 'Neighbour window', type: 'range', min: 0, max: 10, step: 1, help: 'Turns before and after that receive support.', when: (s) => s.neighbours },
       { key: 'neighbourWeight', label: 'Neighbour weight', type: 'range', min: 0, max: 2, step: 0.05, help: 'Lent: weight × lender score / distance.', when: (s) => s.neighbours },
       { key: 'neighbourLenders', label: 'Lenders', type: 'range', min: 0, max: 100, step: 1, help: 'How many of the best candidates lend.', when: (s) => s.neighbours },
+      { key: 'neighbourTime', label: 'Neighbours in time', type: 'checkbox', help: 'Memories without a thread lend to and borrow from the ones written just before and after them.', when: (s) => s.neighbours },
+      { key: 'neighbourTimeGapMin', label: 'Time gap (minutes)', type: 'range', min: 0, max: 1440, step: 5, help: 'Neighbours in time stop at a pause longer than this between two memories (one sitting).', when: (s) => s.neighbours && s.neighbourTime },
     ],
   },
   {
@@ -213,6 +291,7 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'projectOther', label: 'Other project ×', type: 'range', min: 0, max: 3, step: 0.05, help: 'Memory in another project.', when: (s) => s.project !== '' },
       { key: 'projectNone', label: 'No project ×', type: 'range', min: 0, max: 3, step: 0.05, help: 'Memory without a project.', when: (s) => s.project !== '' },
       { key: 'pinnedBoost', label: 'Pinned ×', type: 'range', min: 1, max: 3, step: 0.05, help: 'Multiplier for pinned memories; priority (1–2) multiplies too.' },
+      { key: 'qualityWeight', label: 'Quality weight', type: 'range', min: 0, max: 1, step: 0.05, help: 'Added to the fused score: weight × the memory’s quality (0–1), for memories that have one.' },
     ],
   },
   {
@@ -229,12 +308,28 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
     ],
   },
   {
+    title: 'Re-ranking',
+    specs: [
+      { key: 'rerankBy', label: 'Re-rank by', type: 'select', help: 'Re-orders the best candidates after boosts, before diversity. rules: deterministic; llm: the model; hook: the demo’s own reranker (query words first).', options: [['off', 'off'], ['rules', 'rules (deterministic)'], ['llm', 'language model'], ['hook', 'hook (the page’s reranker)']] },
+      { key: 'rerankInputLimit', label: 'Input limit', type: 'range', min: 2, max: 200, step: 1, help: 'How many of the best candidates the re-ranker sees.', when: (s) => s.rerankBy !== 'off' },
+      { key: 'rerankCoverage', label: 'Coverage weight', type: 'range', min: 0, max: 2, step: 0.05, help: 'rules: score × (1 + coverage × c + proximity × p); c = idf-weighted share of the query’s terms the memory has.', when: (s) => s.rerankBy === 'rules' },
+      { key: 'rerankProximity', label: 'Proximity weight', type: 'range', min: 0, max: 2, step: 0.05, help: 'p = share of the query’s consecutive word pairs found in the memory in order, close together.', when: (s) => s.rerankBy === 'rules' },
+    ],
+  },
+  {
     title: 'Diversity (MMR)',
     specs: [
       { key: 'diversity', label: 'Diversify', type: 'checkbox', help: 'Pick by λ·score − (1−λ)·max cosine to picked hits.' },
       { key: 'lambda', label: 'λ', type: 'range', min: 0, max: 1, step: 0.01, help: '1 = pure relevance, 0 = pure novelty.', when: (s) => s.diversity },
-      { key: 'duplicateThreshold', label: 'Duplicate threshold', type: 'range', min: 0.5, max: 1, step: 0.005, help: 'Cosine at which a hit counts as a duplicate and is dropped.', when: (s) => s.diversity },
+      { key: 'duplicateThreshold', label: 'Duplicate threshold', type: 'range', min: 0.5, max: 1, step: 0.005, help: 'Similarity at which a hit counts as a duplicate and is dropped.', when: (s) => s.diversity },
+      { key: 'tagWeight', label: 'Tag weight', type: 'range', min: 0, max: 1, step: 0.05, help: 'Similarity of two memories = max(cosine, weight × Jaccard of their tags): shared tags count as related.', when: (s) => s.diversity },
       { key: 'raw', label: 'Raw', type: 'checkbox', help: 'Skip min score, dedup and diversity (debugging).' },
+    ],
+  },
+  {
+    title: 'Assembly',
+    specs: [
+      { key: 'assembly', label: 'Assembly', type: 'select', help: 'Which hits fill the k places. diverse: first the best of each thread (meta.thread), then the rest; auto: diverse for aggregation questions.', options: [['greedy', 'greedy (best by MMR)'], ['diverse', 'diverse (one per thread first)'], ['auto', 'auto (by query type)']] },
     ],
   },
   {

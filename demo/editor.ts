@@ -11,6 +11,8 @@ export interface EditorFields {
   tags: string[];
   priority: number;
   pinned: boolean;
+  /** 0–1, or null for none (a patch with null clears it). */
+  quality: number | null;
 }
 
 function localDateTime(ms: number): string {
@@ -30,6 +32,7 @@ export function editMemory(memory: MemoryRecord | null, suggestions: { projects:
   const tags = field<HTMLInputElement>('tags');
   const priority = field<HTMLInputElement>('priority');
   const pinned = field<HTMLInputElement>('pinned');
+  const quality = field<HTMLInputElement>('quality');
   const priorityOut = byId<HTMLOutputElement>('editor-priority-out');
 
   byId('editor-title').textContent = memory ? 'Edit memory' : 'Add a memory';
@@ -42,6 +45,7 @@ export function editMemory(memory: MemoryRecord | null, suggestions: { projects:
   tags.value = memory?.tags.join(', ') ?? '';
   priority.value = String(memory?.priority ?? 1);
   pinned.checked = memory?.pinned ?? false;
+  quality.value = memory?.quality === undefined ? '' : String(memory.quality);
   const showPriority = () => (priorityOut.textContent = `×${Number(priority.value).toFixed(1)}`);
   priority.oninput = showPriority;
   showPriority();
@@ -63,6 +67,7 @@ export function editMemory(memory: MemoryRecord | null, suggestions: { projects:
           tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean),
           priority: Number(priority.value),
           pinned: pinned.checked,
+          quality: quality.value.trim() === '' || !Number.isFinite(Number(quality.value)) ? null : Math.min(1, Math.max(0, Number(quality.value))),
         });
       },
       { once: true },

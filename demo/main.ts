@@ -8,6 +8,8 @@ import { download, parseImport, serialise } from './data.js';
 import { byId, debounce, h } from './dom.js';
 import { editMemory, type EditorFields } from './editor.js';
 import { renderContext, renderFacts, renderTrace } from './inspect.js';
+import { mountLlmPicker } from './llm-picker.js';
+import { queryWordsFirst } from './reranker.js';
 import { renderHits, type Ranking } from './results.js';
 import { SAMPLE_QUERIES, sampleMemories } from './sample-memories.js';
 import { spawnEngramWorker } from './trusted.js';
@@ -65,6 +67,8 @@ const controls = mountControls(byId('controls'), initial, () => {
   scheduleSearch();
 });
 queryInput.value = saved.query;
+// A new backend changes what the language-model stages answer: search again.
+const llmPicker = mountLlmPicker(byId('llm-picker'), () => scheduleSearch());
 
 function updateChangedCount(): void {
   const changed = byId('controls').querySelectorAll('.control.changed').length;
@@ -206,6 +210,7 @@ async function runSearch(): Promise<void> {
   const evidence = new Set(questions.get(query) ?? []);
   const changes = renderHits(hitsList, droppedList, result, {
     query,
+    queries: result.trace.queries,
     options: { fusion: state.fusion, rrfK: state.rrfK, weights: { lexical: state.weightLexical, vector: state.weightVector }, topRankBonus: state.topRankBonus },
     now: options.now ?? Date.now(),
     previous,
@@ -221,7 +226,7 @@ async function runSearch(): Promise<void> {
   }
   summary.textContent = parts.join(' · ');
   empty.textContent = result.hits.length ? '' : (await memory.count()) === 0 ? EMPTY_STORE : 'No hits. Try another query, or loosen the filters.';
-  renderTrace(byId('trace'), result.trace);
+  renderTrace(byId('trace'), result.trace, llmPicker.picked().label);
   renderContext(byId('context-meter'), byId('context-text'), result.context);
   previous = { query, hits: result.hits.map(({ id, text }) => ({ id, text })) };
   hitsList.dataset.generation = String(seq);
@@ -265,8 +270,8 @@ function remove(record: MemoryRecord): void {
 }
 
 function toInput(fields: EditorFields): MemoryInput {
-  const { kind, project, ...rest } = fields;
-  return { ...rest, ...(kind ? { kind } : {}), ...(project ? { project } : {}) };
+  const { kind, project, quality, ...rest } = fields;
+  return { ...rest, ...(kind ? { kind } : {}), ...(project ? { project } : {}), ...(quality !== null ? { quality } : {}) };
 }
 
 async function addMemory(): Promise<void> {
@@ -383,7 +388,15 @@ async function start(): Promise<void> {
   let worker: Worker | undefined;
   try {
     worker = spawnEngramWorker(DATABASE);
-    memory = await createMemory({ name: DATABASE, worker, embedder: { onProgress: showModelProgress } });
+    // The memory is opened once: its `llm` delegates to the backend picked at each call (llm-picker.ts), and its
+    // `reranker` is the demo's own hook, used only by searches with `rerank: { by: 'hook' }`.
+    memory = await createMemory({
+      name: DATABASE,
+      worker,
+      embedder: { onProgress: showModelProgress },
+      llm: llmPicker.model,
+      reranker: (query, candidates) => queryWordsFirst(query, candidates),
+    });
   } catch (error) {
     // createMemory ends only the workers it spawned.
     worker?.terminate();

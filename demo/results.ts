@@ -1,6 +1,6 @@
 /** Hits as cards: highlighted text, every explain figure, a bar of how the score is made, and rank changes. */
 import { LexicalIndex, topRankBonus } from '../src/advanced.js';
-import type { Hit, MemoryRecord, SearchOptions, SearchResult } from '../src/index.js';
+import type { Hit, MemoryRecord, SearchOptions, SearchResult, TraceQuery } from '../src/index.js';
 import { formatAge, formatDate, h } from './dom.js';
 
 /** What the previous search returned, to show how a change moved each hit. */
@@ -17,6 +17,8 @@ export interface HitActions {
 
 export interface RenderContext {
   query: string;
+  /** The search's query lists (`trace.queries`): `explain.lists.ranks` has one rank per list, in this order. */
+  queries: readonly TraceQuery[];
   options: Pick<SearchOptions, 'fusion' | 'rrfK' | 'weights' | 'topRankBonus'>;
   now: number;
   previous: Ranking | null;
@@ -44,26 +46,31 @@ interface FusedParts {
   /** Both legs' part when the split is not known: convex fusion normalises by each leg's min and max, which a hit does not carry. */
   both: number;
   neighbour: number;
+  /** `qualityWeight × quality`, added to the fused score before recency and boost. */
+  quality: number;
 }
 
 /** How the fused score (`explain.fused`) is made, from the parts a hit's explain allows to recover. */
 function fusedParts(hit: Hit, o: RenderContext['options']): FusedParts {
   const e = hit.explain;
   const neighbour = e.neighbour?.bonus ?? 0;
+  const quality = e.quality?.added ?? 0;
   const base = Math.max(0, e.fused - neighbour);
+  // Several query lists (synthesis, HyDE) are fused per list, then across lists: the legs' split is not recoverable.
+  if (e.lists) return { lexical: 0, vector: 0, both: base, neighbour, quality };
   if (o.fusion === 'rrf') {
     const part = (rank: number | null, weight: number) =>
       rank === null ? 0 : weight / (o.rrfK + rank) + (o.topRankBonus && weight > 0 ? topRankBonus(rank) : 0);
-    return { lexical: part(e.bm25Rank, o.weights.lexical), vector: part(e.vecRank, o.weights.vector), both: 0, neighbour };
+    return { lexical: part(e.bm25Rank, o.weights.lexical), vector: part(e.vecRank, o.weights.vector), both: 0, neighbour, quality };
   }
-  if (e.vecRank === null) return { lexical: base, vector: 0, both: 0, neighbour };
-  if (e.bm25Rank === null) return { lexical: 0, vector: base, both: 0, neighbour };
-  return { lexical: 0, vector: 0, both: base, neighbour };
+  if (e.vecRank === null) return { lexical: base, vector: 0, both: 0, neighbour, quality };
+  if (e.bm25Rank === null) return { lexical: 0, vector: base, both: 0, neighbour, quality };
+  return { lexical: 0, vector: 0, both: base, neighbour, quality };
 }
 
 function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLElement {
   const parts = fusedParts(hit, o);
-  const total = parts.lexical + parts.vector + parts.both + parts.neighbour || 1;
+  const total = parts.lexical + parts.vector + parts.both + parts.neighbour + parts.quality || 1;
   const pct = (x: number) => `${Math.max(0, Math.min(100, (x / scale) * 100)).toFixed(2)}%`;
   const share = (x: number) => `${Math.round((x / total) * 100)}%`;
   const { fused, recency, boost } = hit.explain;
@@ -72,9 +79,11 @@ function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLEle
     parts.vector && `vector ${share(parts.vector)}`,
     parts.both && `both legs ${share(parts.both)}`,
     parts.neighbour && `neighbour ${share(parts.neighbour)}`,
+    parts.quality && `quality ${share(parts.quality)}`,
   ].filter(Boolean);
+  const relevance = parts.quality ? `(fused ${fixed(fused, 4)} + quality ${fixed(parts.quality, 4)})` : `fused ${fixed(fused, 4)}`;
   const label =
-    `score ${fixed(hit.score, 4)} = fused ${fixed(fused, 4)} (${made.join(', ')}) × recency ${fixed(recency, 3)} × boost ${fixed(boost, 3)}` +
+    `score ${fixed(hit.score, 4)} = ${relevance} (${made.join(', ')}) × recency ${fixed(recency, 3)} × boost ${fixed(boost, 3)}` +
     (hit.explain.superseded ? ' × superseded penalty' : '');
   const segment = (cls: string, x: number) => x > 0 && h('span', { class: cls, style: { 'flex-grow': String(x / total) } });
   return h(
@@ -88,6 +97,7 @@ function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLEle
       segment('seg-vec', parts.vector),
       segment('seg-both', parts.both),
       segment('seg-nb', parts.neighbour),
+      segment('seg-q', parts.quality),
     ),
   );
 }
@@ -113,24 +123,50 @@ function rankText(rank: number | null, score: number | null, digits: number): st
   return rank === null ? '—' : `#${rank}${score === null ? '' : ` (${fixed(score, digits)})`}`;
 }
 
-function explainList(hit: Hit, fusion: SearchOptions['fusion']): HTMLElement {
+/** `#1 · — · #4`: the hit's rank in each query list; the title names the lists. */
+function listRanks(lists: NonNullable<Hit['explain']['lists']>, queries: readonly TraceQuery[]): HTMLElement {
+  const shown = lists.ranks.map((rank) => (rank === null ? '—' : `#${rank}`)).join(' · ');
+  const named = lists.ranks.map((rank, i) => {
+    const q = queries[i];
+    return `q${i + 1} ${q ? `${q.source} ×${q.weight}` : ''}: ${rank === null ? 'absent' : `#${rank}`}`;
+  });
+  const rrf = lists.rrf === undefined ? '' : `. Weighted RRF Σ w/(rrfK + rank) = ${fixed(lists.rrf, 4)}`;
+  return figure('lists', shown, `rank in each query list (trace → query lists): ${named.join('; ')}${rrf}`);
+}
+
+const FUSED_TITLE: Record<SearchOptions['fusion'], string> = {
+  convex: 'Σ w/Σw · min-max normalised leg score',
+  scaled: 'Σ w/Σw · leg score on an absolute scale',
+  rrf: 'RRF over the legs',
+  blend: '½ · RRF / max RRF + ½ · cosine',
+};
+
+function explainList(hit: Hit, fusion: SearchOptions['fusion'], queries: readonly TraceQuery[]): HTMLElement {
   const e = hit.explain;
   return h(
     'dl',
     { class: 'explain' },
-    figure('score', fixed(hit.score, 4), 'what the hits are ordered by: fused × recency × boost'),
+    figure('score', fixed(hit.score, 4), 'what the hits are ordered by: (fused + quality) × recency × boost'),
     figure('bm25', rankText(e.bm25Rank, e.bm25, 2), 'rank (and BM25 score) in the lexical leg; — when that leg did not return it'),
     figure('vec', rankText(e.vecRank, null, 0), 'rank in the vector leg; — when that leg did not return it'),
     figure('cos', e.cosine === null ? '—' : fixed(e.cosine, 3), 'cosine similarity to the query'),
     figure(
       'fused',
       fixed(e.fused, 4),
-      fusion === 'rrf' ? 'RRF over the legs, plus any neighbour support (explain.fused)' : 'Σ w/Σw · min-max normalised leg score, plus any neighbour support (explain.fused)',
+      `${FUSED_TITLE[fusion]}, plus any neighbour support (explain.fused)`,
     ),
     e.rrf !== undefined && figure('rrf', fixed(e.rrf, 4), 'Σ w / (rrfK + rank) over the legs (explain.rrf)'),
     figure('recency', `×${fixed(e.recency, 3)}`, 'time decay factor, recency^α'),
     figure('boost', `×${fixed(e.boost, 3)}`, 'priority × pinned × project'),
-    e.mmr !== undefined && figure('mmr', fixed(e.mmr, 4), 'MMR value when picked: λ·score − (1−λ)·max cosine to hits picked before'),
+    e.lists && listRanks(e.lists, queries),
+    e.quality && figure('quality', `${fixed(e.quality.value, 2)} (+${fixed(e.quality.added, 4)})`, 'the memory’s quality (0–1) and what it added to the fused score: qualityWeight × quality'),
+    e.rerank &&
+      figure(
+        'rerank',
+        e.rerank.from === e.rerank.to ? `#${e.rerank.to} = (${e.rerank.by})` : `#${e.rerank.from} → #${e.rerank.to} (${e.rerank.by})`,
+        `place among the re-ranked candidates before and after the ${e.rerank.by} re-ranker`,
+      ),
+    e.mmr !== undefined && figure('mmr', fixed(e.mmr, 4), 'MMR value when picked: λ·score − (1−λ)·max similarity (cosine, or tag weight × tag Jaccard) to hits picked before'),
   );
 }
 
@@ -172,7 +208,7 @@ function hitCard(hit: Hit, rank: number, scale: number, ctx: RenderContext, prev
         ctx.evidence.has(hit.id) && h('span', { class: 'badge evidence', title: 'LoCoMo evidence for this question' }, '✓ evidence'),
       ),
       scoreBar(hit, scale, ctx.options),
-      h('div', { class: 'hit-foot' }, explainList(hit, ctx.options.fusion), actionButtons(m, ctx.actions)),
+      h('div', { class: 'hit-foot' }, explainList(hit, ctx.options.fusion, ctx.queries), actionButtons(m, ctx.actions)),
     ),
   );
 }

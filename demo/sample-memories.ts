@@ -11,6 +11,8 @@ type Kind = 'preference' | 'decision' | 'bug' | 'event' | 'fact' | 'note' | 'mee
 interface Extra {
   pinned?: boolean;
   priority?: number;
+  /** How useful the note is (0–1), as an app or a model might judge it: a cause and its fix score high. */
+  quality?: number;
 }
 /** [local date-time, kind, text, space-separated tags, extra] */
 type Row = readonly [string, Kind, string, string, Extra?];
@@ -24,13 +26,13 @@ const quayside: Row[] = [
   ['2024-11-12T17:45', 'bug', 'Quayside berth timeline froze after about 20 minutes. Every WebSocket reconnect added another message listener and never removed the old one. Fixed by removing the listener in the effect cleanup.', 'websocket memory-leak react'],
   ['2024-11-14T15:00', 'note', 'Kafka topic names at Marlin: berth.events.v2, container.moves.v1, gate.transactions.v1. Bruno owns the schemas in the schema registry.', 'kafka'],
   ['2024-11-19T16:30', 'meeting', 'Sprint review: Dina wants the crane utilisation chart before Christmas; Ana said the timeline performance work comes first.', 'planning'],
-  ['2024-11-21T18:10', 'bug', 'Fixed the auth-middleware bug in the Quayside gateway: expired JWTs were accepted for a whole minute because the clock-skew leeway was given in seconds but the library expected milliseconds.', 'auth jwt gateway', { priority: 1.5 }],
+  ['2024-11-21T18:10', 'bug', 'Fixed the auth-middleware bug in the Quayside gateway: expired JWTs were accepted for a whole minute because the clock-skew leeway was given in seconds but the library expected milliseconds.', 'auth jwt gateway', { priority: 1.5, quality: 0.9 }],
   ['2024-11-22T09:50', 'note', "The gateway's auth middleware checks the JWT signature and expiry, then the quay:read scope; admin routes also need quay:admin.", 'auth gateway'],
   ['2024-11-26T12:15', 'preference', 'At Marlin I prefer async code review: small PRs under 300 lines, one reviewer, merged the same day.', 'code-review'],
   ['2024-11-28T15:40', 'decision', 'Quayside charts: switched the berth timeline from Recharts to visx. Recharts re-rendered the whole SVG on every Kafka message.', 'charts performance'],
   ['2024-12-03T08:55', 'event', 'On call for Quayside this week (2 to 8 December). PagerDuty app installed; escalation goes to Ana after 15 minutes.', 'on-call'],
   ['2024-12-05T03:20', 'bug', 'Paged at 3 a.m.: the gateway ran out of memory. A consumer group lagged and the in-memory replay buffer grew without bound. Capped it at 10k messages and added a consumer lag alert.', 'incident kafka gateway on-call'],
-  ['2024-12-05T11:00', 'fact', 'Quayside production incident runbook: wiki → Quayside → Runbook. Restart order is gateway first, then the consumers, never the other way round.', 'runbook incident', { pinned: true, priority: 1.5 }],
+  ['2024-12-05T11:00', 'fact', 'Quayside production incident runbook: wiki → Quayside → Runbook. Restart order is gateway first, then the consumers, never the other way round.', 'runbook incident', { pinned: true, priority: 1.5, quality: 0.95 }],
   ['2024-12-10T16:00', 'meeting', 'Retro: we agreed to write an ADR for any change to the Kafka schemas. Bruno will make the template.', 'process kafka'],
   ['2024-12-17T17:20', 'event', 'Crane utilisation chart shipped to staging. Dina is happy and asked for CSV export next.', 'charts'],
   ['2024-12-19T13:00', 'event', 'Marlin Christmas lunch at Cervejaria Ramiro. Ana mentioned the contract might be extended to June.', 'contract'],
@@ -48,7 +50,7 @@ const quayside: Row[] = [
   ['2025-03-06T14:10', 'decision', 'Raised the Kafka consumer lag alert to fire on 5 minutes of sustained lag, not on a single sample, after the false alarm.', 'alerting kafka'],
   ['2025-03-10T10:02', 'fact', 'Quayside standup is at 10:00 every weekday on the #quay-dev huddle.', 'meetings'],
   ['2025-03-18T16:00', 'meeting', 'Quarterly planning at Marlin: gate-transaction analytics first, then a mobile view for the yard supervisors.', 'planning'],
-  ['2025-03-27T11:45', 'bug', 'Timezone bug in the Quayside gate analytics: when Lisbon switched to summer time the hourly buckets shifted by an hour. Now bucketing in UTC and formatting in Europe/Lisbon.', 'timezone dst analytics'],
+  ['2025-03-27T11:45', 'bug', 'Timezone bug in the Quayside gate analytics: when Lisbon switched to summer time the hourly buckets shifted by an hour. Now bucketing in UTC and formatting in Europe/Lisbon.', 'timezone dst analytics', { quality: 0.9 }],
   ['2025-04-08T10:20', 'fact', 'Yard supervisors use Zebra TC52 handhelds with Chrome 112. The mobile view must work at 360 px wide and with gloves: 44 px touch targets at least.', 'mobile accessibility'],
   ['2025-04-15T15:30', 'event', 'Visited the Alcântara container terminal with Dina to watch the yard supervisors use the handhelds. Glare is the real problem; we need a high-contrast theme.', 'mobile research'],
   ['2025-04-17T11:00', 'decision', 'Quayside mobile view gets a high-contrast theme by default; the dark theme is opt-in.', 'mobile design'],
@@ -123,7 +125,7 @@ const tidepool: Row[] = [
   ['2024-11-23T10:15', 'fact', 'IPMA open data has sea-state forecasts per coastal region, updated twice a day. Tide tables only come as yearly PDFs from the Instituto Hidrográfico.', 'data ipma'],
   ['2024-11-30T20:40', 'preference', 'Tidepool design: no blue on blue. Tide charts in charcoal with one accent colour, coral.', 'design'],
   ['2024-12-01T16:00', 'decision', 'Tidepool computes tides from harmonic constituents instead of scraping the PDFs: 37 constituents per port, from the UHSLC dataset.', 'tides data'],
-  ['2024-12-14T22:10', 'bug', 'Tidepool tide times were an hour off the official tables. I applied the Europe/Lisbon offset twice: once in the harmonic sum and again when formatting.', 'timezone tides'],
+  ['2024-12-14T22:10', 'bug', 'Tidepool tide times were an hour off the official tables. I applied the Europe/Lisbon offset twice: once in the harmonic sum and again when formatting.', 'timezone tides', { quality: 0.6 }],
   ['2025-01-05T12:00', 'fact', 'Tidepool is deployed to Netlify from the main branch.', 'hosting deploy'],
   ['2025-01-11T18:30', 'note', 'Tidepool ports for v1: Cascais, Peniche, Nazaré, Ericeira, Sines, Lagos, Figueira da Foz.', 'ports'],
   ['2025-01-18T17:10', 'note', "Tidepool: Lagos borrows the Sines harmonic constants and Cascais shares Lisbon's.", 'tides data'],
@@ -131,7 +133,7 @@ const tidepool: Row[] = [
   ['2025-02-15T19:45', 'decision', 'Dropping SvelteKit for Tidepool: plain TypeScript, Vite and lit-html. The app is four screens and the framework was most of the bundle.', 'architecture bundle'],
   ['2025-02-22T11:20', 'preference', "For side projects I prefer boring tech: static hosting, and no database unless there's no way around it.", 'architecture'],
   ['2025-03-01T20:00', 'event', 'The Tidepool bundle went from 148 KB to 41 KB gzipped after leaving SvelteKit.', 'bundle performance'],
-  ['2025-03-30T09:30', 'bug', 'On the night of the summer time change (30 March) Tidepool showed two low tides at 1 a.m. Generating the timeline in UTC and converting only for display fixed it.', 'timezone dst tides'],
+  ['2025-03-30T09:30', 'bug', 'On the night of the summer time change (30 March) Tidepool showed two low tides at 1 a.m. Generating the timeline in UTC and converting only for display fixed it.', 'timezone dst tides', { quality: 0.8 }],
   ['2025-04-19T17:00', 'event', 'Tested Tidepool at Ericeira with Tomás: the low tide prediction was 4 minutes off the observed one. Good enough.', 'field-test'],
   ['2025-05-10T22:15', 'bug', "iOS Safari evicted Tidepool's IndexedDB after seven days without a visit. Added an Add to Home Screen prompt, because installed web apps are not evicted as eagerly.", 'ios safari storage offline'],
   ['2025-05-24T10:00', 'decision', 'Tidepool stays free with no ads and an optional buy-me-a-coffee link. Not worth the App Store fee for now.', 'business'],
@@ -155,7 +157,7 @@ const tidepool: Row[] = [
   ['2026-03-14T11:30', 'note', "MeteoGalicia's THREDDS server is slow: Tidepool caches its responses in Cloudflare Workers KV for three hours.", 'galicia cache cloudflare'],
   ['2026-03-28T17:20', 'event', 'Iker sent a Tidepool PR adding A Coruña and Ferrol. Merged after fixing the station ids.', 'contributors galicia'],
   ['2026-04-25T10:00', 'event', 'Tidepool v2 released with the session score and nine Galician beaches.', 'launch galicia'],
-  ['2026-05-09T19:40', 'bug', "Galician tide times in Tidepool used Lisbon's timezone, but Galicia is on CET, an hour ahead. The timezone now comes from the port, not the app.", 'timezone galicia tides'],
+  ['2026-05-09T19:40', 'bug', "Galician tide times in Tidepool used Lisbon's timezone, but Galicia is on CET, an hour ahead. The timezone now comes from the port, not the app.", 'timezone galicia tides', { quality: 0.85 }],
   ['2026-06-06T09:30', 'event', 'Tidepool was featured in a Público article about surf apps: 3,200 new users in two days.', 'press growth'],
   ['2026-06-20T21:00', 'idea', 'Tidepool: let surfers share a session report (photo and rating) that others see offline after their next sync.', 'idea sync'],
   ['2026-07-11T10:30', 'decision', 'No user accounts in Tidepool. Session reports would need moderation; postponed indefinitely.', 'product'],
@@ -341,6 +343,7 @@ export function sampleMemories(now: number = Date.now()): MemoryInput[] {
     ...(project ? { project } : {}),
     ...(extra?.pinned ? { pinned: true } : {}),
     ...(extra?.priority ? { priority: extra.priority } : {}),
+    ...(extra?.quality !== undefined ? { quality: extra.quality } : {}),
   }));
 }
 

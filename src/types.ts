@@ -25,6 +25,8 @@ export interface MemoryInput {
   kind?: string;
   /** After this the memory is never returned: a date as for `createdAt`. */
   validUntil?: number;
+  /** How good this memory is, from 0 to 1 (an app's or a model's judgement); adds `qualityWeight × quality` to its score. Default none. */
+  quality?: number;
   /**
    * JSON data only: plain objects, arrays, strings, finite numbers, booleans, null (no Date, Map, Set, BigInt,
    * function, class instance or cycle), at most `limits.maxMetaDepth` deep and `limits.maxMetaBytes` as JSON.
@@ -45,6 +47,7 @@ export interface MemoryRecord {
   tags: string[];
   kind?: string;
   validUntil?: number;
+  quality?: number;
   meta?: Record<string, unknown>;
   /** Id of the newer memory that superseded this one. */
   supersededBy?: string;
@@ -92,6 +95,16 @@ export interface Hit {
     mmr?: number;
     /** Thread-neighbour support included in `fused`: the hit it came from and the bonus (stage `neighbours`). */
     neighbour?: { from: string; bonus: number };
+    /**
+     * With more than one query list (synthesis, HyDE): the hit's rank in each list of `trace.queries` (null where
+     * absent), and with `listFusion: 'rrf'` the weighted reciprocal-rank sum Σ w_q / (rrfK + rank_q), which `fused`
+     * then holds over its largest possible value.
+     */
+    lists?: { ranks: (number | null)[]; rrf?: number };
+    /** The memory's quality (0–1) and what it added to the fused score: `qualityWeight × quality`. */
+    quality?: { value: number; added: number };
+    /** Stage `rerank`: the re-ranker and the hit's place among the re-ranked candidates before and after (1-based). */
+    rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
   };
 }
 
@@ -102,6 +115,28 @@ export interface TraceStage {
   ms: number;
   /** Free-form note, e.g. why a leg was skipped. */
   note?: string;
+  /** Tokens the stage's language-model call read and wrote; 0 for stages without one (estimated when the model gives none). */
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** What kind of question a query is (stage `understand`, search/understand.ts). */
+export type QueryType = 'identifier' | 'preference' | 'aggregation' | 'temporal' | 'factual';
+
+export interface Understanding {
+  type: QueryType;
+  complexity: 'simple' | 'moderate' | 'complex';
+  /** Every cue found, e.g. `['temporal:when', 'aggregation:how many']`. */
+  signals: string[];
+  by: 'rules' | 'llm';
+}
+
+/** One query list the legs searched: the caller's, a synthesized one, or the HyDE text (vector leg only). */
+export interface TraceQuery {
+  text: string;
+  source: 'original' | 'llm' | 'offline' | 'hyde';
+  /** Its weight in the list fusion (`originalQueryWeight` for the original, 1 for the others). */
+  weight: number;
 }
 
 export interface Trace {
@@ -109,6 +144,18 @@ export interface Trace {
   stages: TraceStage[];
   totalMs: number;
   embedder: string | null;
+  /** The `understand` stage's reading of the query. */
+  understanding: Understanding;
+  /** Every query list searched, the caller's first. */
+  queries: TraceQuery[];
+  /** The hypothetical answer the `hyde` stage embedded, when it ran. */
+  hyde?: string;
+  /** Sums over the stages. */
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** Language-model calls made (0 in `mode: 'vector'`). */
+  llmCalls: number;
 }
 
 export interface AssembledContext {
@@ -127,4 +174,23 @@ export interface SearchResult {
 export interface Progress {
   done: number;
   total: number;
+}
+
+/** `timeline(id, options)`: how many memories to return on each side of the anchor. */
+export interface TimelineOptions {
+  /** Memories before the anchor, nearest first in the result's order. An integer from 0 to 100. Default 3. */
+  before?: number;
+  /** Memories after the anchor. An integer from 0 to 100. Default 3. */
+  after?: number;
+}
+
+/** The memories around one memory: in its thread (`meta.thread`), or by `createdAt` when it has none. */
+export interface Timeline {
+  anchor: MemoryRecord;
+  /** Oldest first, ending just before the anchor. */
+  before: MemoryRecord[];
+  /** Oldest first, starting just after the anchor. */
+  after: MemoryRecord[];
+  /** Which order the neighbours come from. */
+  by: 'thread' | 'time';
 }

@@ -2,6 +2,7 @@ import { createEngine, type Engine, type EngineOptions } from '../src/engine/eng
 import { ErrorCode, invalidInput, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions } from '../src/embedder/index.js';
 import { CALLABLE_METHODS, WRITE_METHODS, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Embedder, MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './snapshots.js';
@@ -29,6 +30,10 @@ export interface HostOptions {
   limits?: EngineOptions['limits'];
   onModelProgress?: EmbedderOptions['onProgress'];
   loadEmbedder: EmbedderLoader;
+  /** The page's language model (`MemoryOptions.llm`), already wrapped to check its answers. Default none. */
+  llm?: LanguageModel | null;
+  /** The page's re-ranker (`MemoryOptions.reranker`), likewise. Default none. */
+  reranker?: Reranker | null;
 }
 
 /**
@@ -43,7 +48,15 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const engine = await (async () => {
     const indexSnapshot = await readSnapshot(store);
     current = await isCurrent(indexSnapshot, store);
-    return createEngine({ store, embedder: null, indexSnapshot, onBackgroundError, ...(options.limits ? { limits: options.limits } : {}) });
+    return createEngine({
+      store,
+      embedder: null,
+      indexSnapshot,
+      onBackgroundError,
+      llm: options.llm ?? null,
+      reranker: options.reranker ?? null,
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
   })().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
     throw error;

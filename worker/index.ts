@@ -18,6 +18,7 @@ import {
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/client/protocol.js';
+import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/client/page-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
@@ -35,6 +36,8 @@ let host: Host | null = null;
 let opening: Promise<void> | null = null;
 let closed = false;
 let searchDefaults: WorkerOpenOptions['search'] = {};
+/** The page's llm and reranker proxies (each holds a MessagePort to the page): released at close. */
+let pageHooks: unknown[] = [];
 /** Calls received and not yet answered: close() lets them finish first. */
 const inFlight = new InFlight();
 
@@ -67,23 +70,36 @@ function releaseCallback(callback: unknown): void {
 }
 
 const api: WorkerApi = {
-  async open(options, onModelProgress) {
+  async open(options, onModelProgress, pageLlm, pageReranker) {
     if (opening) throw new EngramError(ErrorCode.INVALID_INPUT, 'this worker is already open: use one worker per createMemory');
+    pageHooks = [pageLlm, pageReranker];
     opening = (async () => {
+      // The page's hooks, wrapped so the engine sees a LanguageModel / Reranker whose answers are shape-checked.
+      const llmRemote = checkRemoteHook(pageLlm, 'llm') as Comlink.Remote<PageCompletion> | null;
+      const rerankerRemote = checkRemoteHook(pageReranker, 'reranker') as Comlink.Remote<PageReranker> | null;
+      const llm = llmRemote && languageModelFromPage(llmRemote);
+      const reranker = rerankerRemote && rerankerFromPage(rerankerRemote);
       checkDatabaseName(options.name);
       setErrorStacks(options.debug === true);
       searchDefaults = options.search;
       const storage = await resolveStorage(options.storage);
       // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
-      const start = () => openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, onModelProgress, loadEmbedder });
+      // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
+      const start = () => openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, onModelProgress, loadEmbedder, llm, reranker });
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
       host =
         storage === 'memory'
           ? await start()
           : await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true });
     })();
-    await opening;
+    try {
+      await opening;
+    } catch (error) {
+      // This worker cannot open again: its hooks will never be called.
+      for (const hook of pageHooks.splice(0)) releaseCallback(hook);
+      throw error;
+    }
   },
 
   async call(method, args, onProgress) {
@@ -112,8 +128,12 @@ const api: WorkerApi = {
     await opening?.catch(() => undefined);
     // Calls already received are answered before the database closes (each ends by its timeout at the latest).
     await inFlight.settled();
-    await host?.close();
-    host = null;
+    try {
+      await host?.close();
+    } finally {
+      host = null;
+      for (const hook of pageHooks.splice(0)) releaseCallback(hook);
+    }
   },
 };
 

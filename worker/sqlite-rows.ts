@@ -10,13 +10,13 @@ import type { MemoryRecord } from '../src/types.js';
 // Record fields in the order a written JSON row carries them.
 const COLUMNS = [
   'id', 'text', 'created_at', 'priority', 'pinned', 'project', 'scope', 'tags',
-  'kind', 'valid_until', 'meta', 'superseded_by', 'access_count', 'last_accessed_at', 'updated_at',
+  'kind', 'valid_until', 'meta', 'superseded_by', 'access_count', 'last_accessed_at', 'updated_at', 'quality',
 ] as const;
 type Row = [
   id: string, text: string, createdAt: number, priority: number, pinned: 0 | 1, project: string | null,
   scope: string | null, tags: string[], kind: string | null, validUntil: number | null,
   meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
-  lastAccessedAt: number | null, updatedAt: number | null,
+  lastAccessedAt: number | null, updatedAt: number | null, quality: number | null,
 ];
 
 // A whole batch binds as one JSON array and is expanded by json_each: one bind and one step per batch instead of
@@ -41,18 +41,25 @@ export const UPSERT_VECTORS = `
 // of every row spent most of its time escaping texts.
 export const LOAD_CHUNK = 10_000;
 const OPTIONAL_COLUMNS = COLUMNS.filter((c) => !['id', 'text', 'created_at', 'tags'].includes(c));
+// SQLite's JSON prints a REAL with 15 significant digits, which does not read back every double (1/3 came back as
+// 0.333333333333333): a REAL leaves as 17-digit text instead (enough for any double), integers and NULL as they are.
+const NUMBER_COLUMNS = new Set(['created_at', 'priority', 'valid_until', 'access_count', 'last_accessed_at', 'updated_at', 'quality']);
+const exactNumber = (column: string) => `iif(typeof(${column}) = 'real', printf('%!.17g', ${column}), ${column})`;
+const loadedColumn = (column: string) => (column === 'meta' ? 'json(meta)' : NUMBER_COLUMNS.has(column) ? exactNumber(column) : column);
 export const LOAD_RECORDS = `
   SELECT count(*), max(rowid),
     CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
     CAST(group_concat(text, '') AS BLOB), json_group_array(octet_length(text)),
-    json_group_array(created_at), '[' || group_concat(tags, ',') || ']',
-    json_group_array(json_array(id, ${OPTIONAL_COLUMNS.map((c) => (c === 'meta' ? 'json(meta)' : c)).join(', ')}))
+    json_group_array(${exactNumber('created_at')}), '[' || group_concat(tags, ',') || ']',
+    json_group_array(json_array(id, ${OPTIONAL_COLUMNS.map(loadedColumn).join(', ')}))
       FILTER (WHERE priority != 1 OR pinned != 0 OR access_count != 0 OR ${OPTIONAL_COLUMNS.filter((c) => !['priority', 'pinned', 'access_count'].includes(c)).map((c) => `${c} IS NOT NULL`).join(' OR ')})
   FROM (SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
+/** A loaded number column: a JSON number, or the 17-digit text of a REAL (see NUMBER_COLUMNS). */
+export type LoadedNumber = number | string;
 export type OptionalRow = [
-  id: string, priority: number, pinned: 0 | 1, project: string | null, scope: string | null, kind: string | null,
-  validUntil: number | null, meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
-  lastAccessedAt: number | null, updatedAt: number | null,
+  id: string, priority: LoadedNumber, pinned: 0 | 1, project: string | null, scope: string | null, kind: string | null,
+  validUntil: LoadedNumber | null, meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: LoadedNumber,
+  lastAccessedAt: LoadedNumber | null, updatedAt: LoadedNumber | null, quality: LoadedNumber | null,
 ];
 
 // Vectors load a chunk per call too, in rowid order (one pass over the table): ids as one JSON array, rows as one
@@ -88,24 +95,31 @@ export function toRow(record: MemoryRecord): Row {
     finiteOrNull(record.accessCount, 'accessCount', id) ?? 0,
     finiteOrNull(record.lastAccessedAt, 'lastAccessedAt', id),
     finiteOrNull(record.updatedAt, 'updatedAt', id),
+    finiteOrNull(record.quality, 'quality', id),
   ];
+}
+
+/** A loaded number column as a number (Number reads the 17-digit text back to the very double stored). */
+export function loadedNumber(value: LoadedNumber): number {
+  return typeof value === 'number' ? value : Number(value);
 }
 
 /** The fields a chunk loads only where they differ from a new record's defaults. */
 export function setOptionalFields(record: MemoryRecord, row: OptionalRow): void {
-  const [, priority, pinned, project, scope, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt] = row;
-  record.priority = priority;
+  const [, priority, pinned, project, scope, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt, quality] = row;
+  record.priority = loadedNumber(priority);
   record.pinned = pinned === 1;
-  record.accessCount = accessCount;
+  record.accessCount = loadedNumber(accessCount);
   // Optional fields are absent rather than undefined, as they were when stored.
   if (project !== null) record.project = project;
   if (scope !== null) record.scope = scope;
   if (kind !== null) record.kind = kind;
-  if (validUntil !== null) record.validUntil = validUntil;
+  if (validUntil !== null) record.validUntil = loadedNumber(validUntil);
   if (meta !== null) record.meta = meta;
   if (supersededBy !== null) record.supersededBy = supersededBy;
-  if (lastAccessedAt !== null) record.lastAccessedAt = lastAccessedAt;
-  if (updatedAt !== null) record.updatedAt = updatedAt;
+  if (lastAccessedAt !== null) record.lastAccessedAt = loadedNumber(lastAccessedAt);
+  if (updatedAt !== null) record.updatedAt = loadedNumber(updatedAt);
+  if (quality !== null) record.quality = loadedNumber(quality);
 }
 
 /** A vectors block as the bindings of UPSERT_VECTORS, or null when it has no rows. Refuses a malformed block. */

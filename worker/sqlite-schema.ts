@@ -3,7 +3,7 @@ import { EngramError, ErrorCode } from '../src/errors.js';
 import type { Connection } from './sqlite.js';
 
 /** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** `migrations[v]` takes a database from user_version v to v + 1 (exported for the migration test). */
 export const migrations: ((db: Connection) => Promise<void>)[] = [
@@ -56,6 +56,11 @@ export const migrations: ((db: Connection) => Promise<void>)[] = [
       DROP TABLE vectors;
       ALTER TABLE vectors_v2 RENAME TO vectors;
     `);
+  },
+  // A memory's quality score (MemoryRecord.quality, 0 to 1). Adding a nullable column rewrites no row: old
+  // memories read back without a quality, as they were.
+  async (db) => {
+    await db.exec('ALTER TABLE memories ADD COLUMN quality REAL');
   },
 ];
 

@@ -5,8 +5,8 @@ import type { MemoryRecord } from '../src/types.js';
 import { Connection, isIoFailure, isQuotaFailure, type SqliteBackend } from './sqlite.js';
 import { readSentinel, writeSentinel } from './sentinel.js';
 import {
-  CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_VECTORS, setOptionalFields, toRow, UPSERT_RECORDS, UPSERT_VECTORS,
-  type OptionalRow,
+  CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_VECTORS, loadedNumber, setOptionalFields, toRow, UPSERT_RECORDS,
+  UPSERT_VECTORS, type LoadedNumber, type OptionalRow,
 } from './sqlite-rows.js';
 import { migrate } from './sqlite-schema.js';
 import { splitUtf8 } from './utf8.js';
@@ -198,7 +198,7 @@ export class SqliteStore implements Store {
           ids = splitUtf8(row.blob(2), idLengths);
           const textLengths = JSON.parse(row.text(5)) as number[];
           texts = splitUtf8(row.blob(4), textLengths);
-          createdAt = JSON.parse(row.text(6)) as number[];
+          createdAt = (JSON.parse(row.text(6)) as LoadedNumber[]).map(loadedNumber);
           tags = JSON.parse(row.text(7)) as string[][];
           optional = row.isNull(8) ? [] : (JSON.parse(row.text(8)) as OptionalRow[]);
         });

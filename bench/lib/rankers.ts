@@ -2,7 +2,7 @@
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
 import MiniSearch from 'minisearch';
 import { ENGLISH_STOP_WORDS, stemEnglish } from '../../src/advanced.js';
-import { createEngine, type Embedder, type Engine, type EngineOptions, type SearchOptions } from '../../src/index.js';
+import { createEngine, type Embedder, type Engine, type EngineOptions, type MemoryInput, type SearchOptions } from '../../src/index.js';
 import { DEPTH, type Conversation, type Ranker } from './run.js';
 
 export interface EngineVariant {
@@ -12,6 +12,17 @@ export interface EngineVariant {
   search?: Partial<SearchOptions>;
   /** Lexical only: no embedder at all. */
   noEmbedder?: boolean;
+  /** Memories added without `meta.thread` (a notes app rather than a chat): no thread order to lean on. */
+  noThreads?: boolean;
+}
+
+/** The memory without `meta.thread` (and without a meta left empty by dropping it). */
+function withoutThread(memory: MemoryInput): MemoryInput {
+  if (memory.meta === undefined || !('thread' in memory.meta)) return memory;
+  const { thread: _dropped, ...rest } = memory.meta;
+  const copy: MemoryInput = { ...memory, meta: rest };
+  if (Object.keys(rest).length === 0) delete copy.meta;
+  return copy;
 }
 
 // Engines are built once per conversation and index-time settings, then shared by every variant that
@@ -19,12 +30,12 @@ export interface EngineVariant {
 const engines = new Map<string, Promise<Engine>>();
 
 function engineFor(conversation: Conversation, embedder: Embedder, variant: EngineVariant): Promise<Engine> {
-  const key = JSON.stringify([conversation.name, variant.noEmbedder ?? false, variant.engine ?? {}]);
+  const key = JSON.stringify([conversation.name, variant.noEmbedder ?? false, variant.noThreads ?? false, variant.engine ?? {}]);
   let engine = engines.get(key);
   if (!engine) {
     engine = (async () => {
       const made = await createEngine({ ...variant.engine, embedder: variant.noEmbedder ? null : embedder, clock: () => conversation.lastSessionAt });
-      await made.add(conversation.memories);
+      await made.add(variant.noThreads ? conversation.memories.map(withoutThread) : conversation.memories);
       return made;
     })();
     engines.set(key, engine);

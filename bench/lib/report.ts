@@ -73,6 +73,40 @@ export function targetCheck(engram: RankerReport, reference: RankerReport, targe
   return lines.join('\n');
 }
 
+/** Issue 15's targets, offline and with default options: absolute floors, and no category below the issue's baseline. */
+export interface StageTarget {
+  r10: number;
+  ndcg10: number;
+  /** R@10 floors per category. */
+  category: Record<string, number>;
+  /** R@10 / nDCG@10 per category when the issue was written: none may drop. */
+  baseline: Record<string, { r10: number; ndcg10: number }>;
+  /** R@10 of the memories-without-threads row when the issue was written: it must gain. */
+  noThreadsBaseline: number;
+}
+
+export function stageTargetCheck(engram: RankerReport, noThreads: RankerReport, target: StageTarget): string {
+  const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const lines = [
+    `- recall@10 ≥ ${target.r10}: ${f3(engram.overall.r10)}, ${mark(engram.overall.r10 >= target.r10)}`,
+    `- nDCG@10 ≥ ${target.ndcg10}: ${f3(engram.overall.ndcg10)}, ${mark(engram.overall.ndcg10 >= target.ndcg10)}`,
+  ];
+  for (const [category, floor] of Object.entries(target.category)) {
+    const r10 = engram.byCategory[category]!.r10;
+    lines.push(`- ${category} recall@10 ≥ ${floor}: ${f3(r10)}, ${mark(r10 >= floor)}`);
+  }
+  // The baseline was published to 3 decimals: compare at that precision.
+  const at3 = (x: number) => Math.round(x * 1000);
+  const lower = Object.entries(target.baseline).filter(([category, was]) => {
+    const row = engram.byCategory[category]!;
+    return at3(row.r10) < at3(was.r10) || at3(row.ndcg10) < at3(was.ndcg10);
+  });
+  lines.push(`- no category lower than at the issue: ${lower.length === 0 ? 'met' : `**missed** (${lower.map(([c]) => c).join(', ')})`}`);
+  const gain = noThreads.overall.r10 - target.noThreadsBaseline;
+  lines.push(`- memories without meta.thread gain (recall@10 ${f3(target.noThreadsBaseline)} → ${f3(noThreads.overall.r10)}, ${signed(gain)}): ${mark(gain > 0)}`);
+  return lines.join('\n');
+}
+
 export function commitLabel(root: string): string {
   try {
     const sha = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();

@@ -29,6 +29,16 @@ export const ablations: Ranker[] = [
   search('RRF k=15, weights 1 / 1', { fusion: 'rrf', rrfK: 15, weights: { lexical: 1, vector: 1 } }),
   search('RRF k=15, weights 0.8 / 0.2', { fusion: 'rrf', rrfK: 15 }),
   search('top-rank bonus on', { topRankBonus: true }),
+  search("'scaled' fusion (absolute scale per leg)", { fusion: 'scaled' }),
+  search("'blend' fusion (CEMS: ½ RRF + ½ cosine)", { fusion: 'blend' }),
+  // stages of issue 15 that need no language model
+  search('rules re-ranker (rerank: rules, top 40)', { rerank: { by: 'rules', inputLimit: 40 } }),
+  search('offline synthesis (feedback), lists by score, caller ×2', { synthesis: 'offline' }),
+  search('offline synthesis (feedback), lists by score, caller ×4', { synthesis: 'offline', originalQueryWeight: 4 }),
+  search('offline synthesis (feedback), lists by RRF (CEMS), caller ×2', { synthesis: 'offline', listFusion: 'rrf' }),
+  search('diverse assembly for every query', { assembly: 'diverse' }),
+  search('diverse assembly for aggregation questions (auto)', { assembly: 'auto' }),
+  variant('no threads, offline synthesis, caller ×4', { noThreads: true, search: { synthesis: 'offline', originalQueryWeight: 4 } }),
   // neighbour support
   search('no neighbour support (neighbours: false)', { neighbours: false }),
   search('neighbours window 1', { neighbours: { window: 1, weight: 0.5, lenders: 20 } }),
@@ -36,6 +46,8 @@ export const ablations: Ranker[] = [
   search('neighbours weight 0.3', { neighbours: { window: 2, weight: 0.3, lenders: 20 } }),
   search('neighbours weight 0.7', { neighbours: { window: 2, weight: 0.7, lenders: 20 } }),
   search('neighbours from the best 50', { neighbours: { window: 2, weight: 0.5, lenders: 50 } }),
+  variant('no threads (meta.thread dropped)', { noThreads: true }),
+  variant('no threads, no support over time (neighbours.time: false)', { noThreads: true, search: { neighbours: { time: false } as never } }),
   // decay
   search('no decay (decay: false)', { decay: false }),
   search('hyperbolic 60 d, α 0.3 (engine-core default)', { decayAlpha: 0.3 }),

@@ -25,6 +25,8 @@ import {
   type WorkerApi,
 } from './protocol.js';
 import type { RecordLimits } from '../engine/records.js';
+import type { LanguageModel, Reranker } from '../llm/types.js';
+import { checkPageLanguageModel, checkPageReranker, pageCompletion, pageReranker } from './page-hooks.js';
 import { InFlight } from '../util/in-flight.js';
 import type { Progress, SearchResult } from '../types.js';
 
@@ -43,7 +45,7 @@ export interface MemoryOptions {
   persist?: boolean;
   /** A worker running `engram/worker` that you created (extensions, custom bundlers). Default: one is spawned. */
   worker?: Worker;
-  /** Milliseconds a read (`search`, `get`, `count`, `export`, `status`) may go unanswered before it rejects with TIMEOUT. Default 30,000. */
+  /** Milliseconds a read (`search`, `get`, `timeline`, `count`, `export`, `status`) may go unanswered before it rejects with TIMEOUT. Default 30,000. */
   callTimeoutMs?: number;
   /**
    * Milliseconds a write (`add`, `import`, `update`, `remove`, `pin`) may go unanswered before it rejects with
@@ -61,10 +63,27 @@ export interface MemoryOptions {
    * its model. Default `{}`: the defaults.
    */
   limits?: Partial<RecordLimits>;
+  /**
+   * The language model the search stages may call (`understand`, `synthesis`, `hyde`, `rerank: { by: 'llm' }`), each
+   * only when a search asks for it. It stays in this page (Chrome's `LanguageModel` exists only in pages) and the
+   * worker calls `llm.complete` here. Its `signal` cannot cross to the page, so the page's call is never aborted:
+   * the stage's own timeout bounds the wait and drops a late answer. The worker checks each answer (a string or
+   * `{ text, promptTokens?, completionTokens? }` with finite counts ≥ 0); anything else, like an error, skips the
+   * stage with a note in the trace, and the search answers without it. The tab that opens the database applies its
+   * own `llm` to every tab sharing it, as it does its model and `limits`: another tab's searches then call this
+   * page's model, and this tab's `llm` is unused while another tab holds the database. Default none: no stage calls out.
+   */
+  llm?: LanguageModel | null;
+  /**
+   * The app's own re-ranker, for searches with `rerank: { by: 'hook' }`: in this page, called from the worker with
+   * the query and the candidates' id, text and score, answering ids best first (an array of strings, else the stage
+   * is skipped). Shared across tabs like `llm`. Default none.
+   */
+  reranker?: Reranker | null;
 }
 
 /** The engine's API, answered by the worker, plus `status()`. */
-export interface Memory extends Pick<Engine, 'add' | 'get' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import'> {
+export interface Memory extends Pick<Engine, 'add' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import'> {
   /** As `Engine.search`; the `boost` hook is in-process only, so it is not an option here. */
   search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;
   status(): Promise<MemoryStatus>;
@@ -77,6 +96,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   installErrorTransfer();
   const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {} } = options;
   checkRemoteSearchOptions(search);
+  const llm = checkPageLanguageModel(options.llm);
+  const reranker = checkPageReranker(options.reranker);
   const timeouts: CallTimeouts = {
     callMs: checkTimeout('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
     writeMs: checkTimeout('writeTimeoutMs', options.writeTimeoutMs, DEFAULT_WRITE_TIMEOUT_MS),
@@ -104,6 +125,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
           remote.open(
             { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits },
             onModelProgress && Comlink.proxy(onModelProgress),
+            llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
+            reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
           ),
         ),
       'open',
@@ -152,6 +175,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       return call('search', searchOptions === undefined ? [query] : [query, searchOptions]);
     },
     get: (id) => call('get', [id]),
+    timeline: (id, timelineOptions) => call('timeline', timelineOptions === undefined ? [id] : [id, timelineOptions]),
     update: (id, patch) => call('update', [id, patch]),
     remove: (ids) => call('remove', [ids]),
     pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),

@@ -9,6 +9,7 @@ import type { Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError, type SerializedEngramError } from '../errors.js';
 import type { SearchOptions } from '../search/options.js';
 import type { RecordLimits } from '../engine/records.js';
+import type { PageCompletion, PageReranker } from './page-hooks.js';
 import type { Progress } from '../types.js';
 
 /** Where the memories of a `createMemory` live. */
@@ -41,13 +42,25 @@ export interface MemoryStatus {
 }
 
 /** The engine methods a Memory offers, each with the arguments that travel (callbacks travel separately). */
-export type MethodName = 'add' | 'search' | 'get' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import';
+export type MethodName = 'add' | 'search' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import';
 
 /**
  * The only methods a worker runs for a caller (its page or another tab): the Memory API and `status`. Anything else
  * the engine has (`close`, `setEmbedder`, its internals) is refused with INVALID_INPUT.
  */
-export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'status'>(['add', 'search', 'get', 'update', 'remove', 'pin', 'count', 'export', 'import', 'status']);
+export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'status'>([
+  'add',
+  'search',
+  'get',
+  'timeline',
+  'update',
+  'remove',
+  'pin',
+  'count',
+  'export',
+  'import',
+  'status',
+]);
 
 /**
  * Methods that change memories: they go through the engine's write queue (so they may wait behind another tab's
@@ -104,8 +117,12 @@ export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
 
 /** What worker/index.ts exposes through Comlink. */
 export interface WorkerApi {
-  /** Opens the store (or joins the tab that has it open). Resolves when searches can be answered. */
-  open(options: WorkerOpenOptions, onModelProgress?: EmbedderOptions['onProgress']): Promise<void>;
+  /**
+   * Opens the store (or joins the tab that has it open). Resolves when searches can be answered. `llm` and
+   * `reranker` are the page's hooks (`MemoryOptions.llm` / `reranker`) as Comlink proxies (src/client/page-hooks.ts);
+   * the worker releases them when it closes.
+   */
+  open(options: WorkerOpenOptions, onModelProgress?: EmbedderOptions['onProgress'], llm?: PageCompletion, reranker?: PageReranker): Promise<void>;
   call<M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: (progress: Progress) => void): Promise<WireResult<M>>;
   status(): Promise<MemoryStatus>;
   close(): Promise<void>;

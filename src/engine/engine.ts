@@ -14,12 +14,12 @@ import type { IndexSnapshot } from '../lexical/snapshot.js';
 import { ThreadIndex } from '../search/neighbours.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { runPipeline, type PipelineState } from '../search/pipeline.js';
-import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult } from '../types.js';
+import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions } from '../types.js';
 import { embedTexts } from './embed.js';
 import { encodeLexical, openLexical } from './lexical-snapshot.js';
 import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
 import { RecordTable } from './record-table.js';
-import { applyPatch, changesIndexed, checkId, cloneRecord, recordFromImport, recordFromInput } from './records.js';
+import { applyPatch, changesIndexed, checkId, cloneRecord, describe, recordFromImport, recordFromInput } from './records.js';
 import { planSupersede, type SupersedePlan } from './supersede.js';
 import { TouchWriter } from './touch-writer.js';
 import { VectorState } from './vector-state.js';
@@ -43,6 +43,13 @@ export interface Engine {
   search(query: string, options?: Partial<SearchOptions>): Promise<SearchResult>;
   /** A copy of the memory, or null when there is none with this id. */
   get(id: string): Promise<MemoryRecord | null>;
+  /**
+   * The memories just before and after one memory (copies, oldest first): in its thread (`meta.thread`), or, when it
+   * has none, among the memories without a thread by createdAt (ties by arrival). Every stored memory counts,
+   * superseded and expired ones too (their records say so): a timeline shows what was stored, as `get` does.
+   * `before`/`after`: integers 0–100, default 3 (INVALID_INPUT otherwise). NOT_FOUND for an unknown id.
+   */
+  timeline(id: string, options?: TimelineOptions): Promise<Timeline>;
   /** Applies a patch (null clears an optional field); re-embeds when the text changes. NOT_FOUND for an unknown id. */
   update(id: string, patch: MemoryPatch): Promise<MemoryRecord>;
   /** Removes memories; unknown ids are ignored. Returns how many were removed. */
@@ -70,6 +77,25 @@ export interface Engine {
   readonly lexicalSource: 'snapshot' | 'rebuilt';
 }
 
+/** Most memories `timeline` returns on each side of its anchor. */
+export const MAX_TIMELINE_SIDE = 100;
+const DEFAULT_TIMELINE_SIDE = 3;
+
+function checkTimelineOptions(options: unknown): { before: number; after: number } {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalidInput(`timeline options must be an object { before?, after? }, got ${describe(options)}`);
+  }
+  const side = (name: 'before' | 'after'): number => {
+    const value: unknown = (options as TimelineOptions)[name];
+    if (value === undefined) return DEFAULT_TIMELINE_SIDE;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TIMELINE_SIDE) {
+      throw invalidInput(`timeline option ${name} must be an integer from 0 to ${MAX_TIMELINE_SIDE}, got ${describe(value)}`);
+    }
+    return value;
+  };
+  return { before: side('before'), after: side('after') };
+}
+
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const engine = new EngramEngine(resolveEngineOptions(options));
   await engine.open();
@@ -79,7 +105,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
 class EngramEngine implements Engine {
   private readonly records = new RecordTable();
   private readonly lexical: LexicalIndex;
-  /** Memories in thread order (`meta.thread`), for the neighbours stage. */
+  /** Memories in thread order (`meta.thread`), and those without a thread by time: for the neighbours stage and `timeline`. */
   private readonly threads = new ThreadIndex();
   private readonly queue: WriteQueue;
   private readonly touches: TouchWriter;
@@ -253,6 +279,8 @@ class EngramEngine implements Engine {
       embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
       countTokens: this.vectors.countTokens,
       maxQueryChars: this.options.maxQueryChars,
+      llm: this.options.llm,
+      reranker: this.options.reranker,
     };
     const result = await runPipeline(state, query, resolved, now);
     if (resolved.touch && result.hits.length > 0) this.touches.touch(result.hits.map((h) => h.id), now);
@@ -265,6 +293,15 @@ class EngramEngine implements Engine {
     checkId(id, 'get');
     const record = this.records.get(id);
     return record ? cloneRecord(record) : null;
+  }
+
+  async timeline(id: string, options: TimelineOptions = {}): Promise<Timeline> {
+    this.checkOpen();
+    const { before, after } = checkTimelineOptions(options);
+    const anchor = this.mustGet(id);
+    const around = this.threads.around(id, before, after)!;
+    const copies = (ids: string[]) => ids.map((neighbour) => cloneRecord(this.records.get(neighbour)!));
+    return { anchor: cloneRecord(anchor), before: copies(around.before), after: copies(around.after), by: around.by };
   }
 
   async count(): Promise<number> {

@@ -5,6 +5,7 @@ import { DEFAULT_MAX_QUERY_CHARS, type LexicalOptions } from '../lexical/lexical
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
+import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { Embedder, Progress } from '../types.js';
 import { QuantizedScan } from '../vector/quantized-scan.js';
 import type { VectorScan } from '../vector/scan.js';
@@ -15,6 +16,13 @@ export interface EngineOptions {
   store?: Store;
   /** The embedder for the vector leg. Default `null`: lexical only. */
   embedder?: Embedder | null;
+  /**
+   * The language model the LLM stages call (understand, synthesize, hyde, rerank), each only when a search asks for
+   * it. Default `null`: no stage calls out.
+   */
+  llm?: LanguageModel | null;
+  /** The app's own re-ranker, for searches with `rerank: { by: 'hook' }`. Default none. */
+  reranker?: Reranker | null;
   /** What "now" means (epoch ms). Default `Date.now`. */
   clock?: () => number;
   /** This engine's default search options, merged over `defaultSearchOptions`. Default `{}`. */
@@ -54,6 +62,8 @@ export interface EngineOptions {
 export interface ResolvedEngineOptions {
   store: Store;
   embedder: Embedder | null;
+  llm: LanguageModel | null;
+  reranker: Reranker | null;
   clock: () => number;
   search: Partial<SearchOptions>;
   supersedeThreshold: number | false;
@@ -84,9 +94,17 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   }
   const embedder = options.embedder ?? null;
   if (embedder !== null) checkEmbedder(embedder);
+  const llm = options.llm ?? null;
+  if (llm !== null && (typeof llm !== 'object' || typeof llm.complete !== 'function')) {
+    throw invalidInput('llm must be an object with a complete(prompt, options) function (see src/llm for adapters)');
+  }
+  const reranker = options.reranker ?? null;
+  if (reranker !== null && typeof reranker !== 'function') throw invalidInput('reranker must be a function (query, candidates) → ids');
   return {
     store,
     embedder,
+    llm,
+    reranker,
     clock: options.clock ?? Date.now,
     search,
     supersedeThreshold,

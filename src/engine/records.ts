@@ -212,7 +212,7 @@ function cloneMeta(meta: Record<string, unknown>): Record<string, unknown> {
   return { ...meta };
 }
 
-const OPTIONAL_KEYS = ['project', 'scope', 'kind', 'validUntil', 'meta'] as const;
+const OPTIONAL_KEYS = ['project', 'scope', 'kind', 'validUntil', 'quality', 'meta'] as const;
 
 function applyOptionalFields(record: MemoryRecord, value: MemoryInput, limits: RecordLimits, where: string): void {
   for (const key of ['project', 'scope', 'kind'] as const) {
@@ -227,6 +227,7 @@ function applyOptionalFields(record: MemoryRecord, value: MemoryInput, limits: R
   if (value.validUntil !== undefined && value.validUntil !== null) {
     record.validUntil = toEpochMs(value.validUntil, `${where}.validUntil`);
   }
+  if (value.quality !== undefined && value.quality !== null) record.quality = checkQuality(value.quality, where);
   if (value.meta !== undefined && value.meta !== null) record.meta = checkMeta(value.meta, limits, `${where}.meta`);
 }
 
@@ -248,6 +249,14 @@ function checkPriority(priority: unknown, where: string): number {
     throw invalidInput(`${where}.priority must be a number from 1 to 2, got ${describe(priority)}`);
   }
   return priority;
+}
+
+/** A quality score is a judgement on a fixed scale: a finite number from 0 to 1 (-0 is kept as 0, as SQLite would). */
+function checkQuality(quality: unknown, where: string): number {
+  if (typeof quality !== 'number' || !(quality >= 0 && quality <= 1)) {
+    throw invalidInput(`${where}.quality must be a number from 0 to 1, got ${describe(quality)}`);
+  }
+  return quality === 0 ? 0 : quality;
 }
 
 function checkBoolean(value: unknown, field: string): boolean {

@@ -160,3 +160,49 @@ export function bm25TopK(
   }
   return top.drain().map(({ index: order, score }) => ({ id: documentIds.get(touched[order] as number) as string, score }));
 }
+
+/**
+ * What a memory could score for `terms` under `bm25TopK`'s formula, and each term's idf (the largest over the
+ * fields, boost included): per term the best field's `boost × idf × (d + saturation)`, summed over the terms the
+ * index holds, times their number (the matched-term factor). `saturation` 1 is "each term once, at the field's
+ * average length" (the `reference` bound); k + 1 is the limit of BM25's term-frequency part (the `ceiling`). Terms
+ * no live memory contains are left out: no memory can match them, so they must not lower what a full match earns.
+ * Reads the index only (no clean-up of discarded documents; they are counted out as `bm25TopK` counts them).
+ */
+export function bm25Bound(
+  index: MiniSearchIndex,
+  terms: readonly string[],
+  fieldBoosts: Record<string, number>,
+  bm25: Bm25Params,
+): { reference: number; ceiling: number; idf: Map<string, number> } {
+  const { k, d } = bm25;
+  const total = index.documentCount;
+  const dirty = index.dirtCount > 0;
+  const documentIds = index.documentIds;
+  const idfByTerm = new Map<string, number>();
+  let reference = 0;
+  let ceiling = 0;
+  for (const term of terms) {
+    const data = index.termPostings(term);
+    if (!data) continue;
+    let best = 0;
+    let bestIdf = 0;
+    for (const field of Object.keys(fieldBoosts)) {
+      const postings = data.get(index.fieldIds[field] as number);
+      if (!postings) continue;
+      let matching = postings.size;
+      if (dirty) postings.forEach((_, docId) => void (documentIds.has(docId) ? 0 : matching--));
+      if (matching <= 0) continue;
+      const idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
+      const weighted = (fieldBoosts[field] || 1) * idf;
+      if (weighted > best) best = weighted;
+      if (idf > bestIdf) bestIdf = idf;
+    }
+    if (best === 0) continue;
+    idfByTerm.set(term, bestIdf);
+    reference += best * (d + 1);
+    ceiling += best * (d + k + 1);
+  }
+  const matched = idfByTerm.size;
+  return { reference: reference * matched, ceiling: ceiling * matched, idf: idfByTerm };
+}

@@ -9,7 +9,7 @@
 import MiniSearch from 'minisearch';
 import { memoizeByText } from '../util/memo.js';
 import { EngramError, ErrorCode } from '../errors.js';
-import { bm25TopK } from './bm25-topk.js';
+import { bm25Bound, bm25TopK } from './bm25-topk.js';
 import { miniSearchIndex, type MiniSearchIndex } from './minisearch-adapter.js';
 import type { DecodedSnapshot, LexicalState } from './snapshot.js';
 import type { MemoryRecord } from '../types.js';
@@ -169,6 +169,39 @@ export class LexicalIndex {
       }
     }
     return [...terms];
+  }
+
+  /**
+   * The BM25 a memory could earn for `query` (see `bm25Bound`): `reference` = matching each of the query's indexed
+   * terms once at average field length, `ceiling` = the formula's limit; `idf` per indexed query term. Null when
+   * the index is searched through MiniSearch's `search()` (prefix or fuzzy matching, or unknown internals).
+   */
+  scoreBound(query: string): { reference: number; ceiling: number; idf: Map<string, number> } | null {
+    return this.boundOf(this.queryTerms(query));
+  }
+
+  private boundOf(terms: readonly string[]): ReturnType<typeof bm25Bound> | null {
+    const index = this.options.prefix || this.options.fuzzy ? null : this.index_;
+    if (!index) return null;
+    const { text, tags } = this.options.fieldBoost;
+    return bm25Bound(index, terms, { text: text ?? 1, tags: tags ?? 1 }, this.options.bm25);
+  }
+
+  /** Every term of `text` in order, repeats kept, processed exactly like indexed text (for proximity and coverage). */
+  textTerms(text: string): string[] {
+    const out: string[] = [];
+    for (const token of text.replace(UNSAFE, ' ').split(SPACE_OR_PUNCTUATION)) for (const term of this.termOf(token)) out.push(term);
+    return out;
+  }
+
+  /** The term one word becomes here ('' for a stop word or a word the term processor drops). */
+  termOfWord(word: string): string {
+    return this.termOf(word)[0] ?? '';
+  }
+
+  /** idf of each processed term that a live memory holds (the largest over the fields); empty with prefix or fuzzy matching. */
+  termIdf(terms: readonly string[]): Map<string, number> {
+    return this.boundOf(terms)?.idf ?? new Map();
   }
 
   /** Best `limit` ids by BM25, best first; records failing `eligible` never take a place. */

@@ -1,6 +1,8 @@
 /**
- * The `adjust` stage: each eligible candidate's final score, `fused × penalty × recency × boost`, best first,
- * then `minScore` (skipped when `raw`).
+ * The `adjust` stage: each eligible candidate's final score, best first, then `minScore` (skipped when `raw`):
+ *   score = (fused + qualityWeight × quality) × penalty × recency × boost,
+ * quality being the memory's own (0–1, none: 0). Quality adds to the relevance rather than multiplying the
+ * score, so a good memory gains the same whatever its match, and a memory that did not match is never a candidate.
  */
 import { boost } from './boost.js';
 import { recency } from './decay.js';
@@ -17,16 +19,21 @@ export interface Scored {
   recency: number;
   boost: number;
   score: number;
+  /** `qualityWeight × quality`, included in `score`. */
+  quality: number;
   /** Set by the diversify stage: the MMR value when picked. */
   mmr?: number;
+  /** Set by the rerank stage. */
+  rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
 }
 
 export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number): Scored[] {
   const scored: Scored[] = eligible.map(({ candidate, record, penalty }) => {
     const r = recency(record, now, options);
     const b = boost(record, options);
+    const quality = record.quality === undefined ? 0 : options.qualityWeight * record.quality;
     // Spelled out rather than spread: one object per candidate on every search.
-    return { candidate, record, penalty, recency: r, boost: b, score: candidate.fused * penalty * r * b };
+    return { candidate, record, penalty, recency: r, boost: b, quality, score: (candidate.fused + quality) * penalty * r * b };
   });
   scored.sort((a, b) => b.score - a.score);
   return options.raw ? scored : scored.filter((s) => s.score >= options.minScore);

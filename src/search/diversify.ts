@@ -8,6 +8,8 @@
  * Stops after k picks. O(k·n) similarity calls: the max similarity is updated incrementally.
  */
 import type { Scored } from './adjust.js';
+import { selectAcrossSessions } from './diverse-sessions.js';
+import { threadOf } from './neighbours.js';
 import type { DiversityOptions, SearchOptions } from './options.js';
 import { calibratedCosine, dot } from '../vector/similarity.js';
 import type { VectorIndex } from '../vector/vector-index.js';
@@ -29,6 +31,8 @@ export function mmrSelect(
   k: number,
   options: DiversityOptions,
   similarity: (a: number, b: number) => number,
+  /** Indices chosen by an earlier phase: they count for novelty and duplicate drop, and are not returned. */
+  preselected: readonly number[] = [],
 ): MmrResult {
   const { lambda, duplicateThreshold } = options;
   const best = scores.reduce((max, s) => Math.max(max, s), 0);
@@ -37,21 +41,7 @@ export function mmrSelect(
   const alive = scores.map(() => true);
   const picked: MmrPick[] = [];
   const duplicates: number[] = [];
-  while (picked.length < k) {
-    let choice = -1;
-    let choiceMmr = -Infinity;
-    for (let i = 0; i < scores.length; i++) {
-      if (!alive[i]) continue;
-      const novelty = picked.length === 0 ? 0 : (maxSim[i] as number);
-      const mmr = lambda * (relevance[i] as number) - (1 - lambda) * novelty;
-      if (mmr > choiceMmr) {
-        choice = i;
-        choiceMmr = mmr;
-      }
-    }
-    if (choice < 0) break;
-    alive[choice] = false;
-    picked.push({ index: choice, mmr: choiceMmr });
+  const account = (choice: number) => {
     for (let i = 0; i < scores.length; i++) {
       if (!alive[i]) continue;
       const sim = similarity(choice, i);
@@ -62,16 +52,47 @@ export function mmrSelect(
         maxSim[i] = sim;
       }
     }
+  };
+  for (const index of preselected) alive[index] = false;
+  for (const index of preselected) account(index);
+  while (picked.length < k) {
+    let choice = -1;
+    let choiceMmr = -Infinity;
+    for (let i = 0; i < scores.length; i++) {
+      if (!alive[i]) continue;
+      const novelty = picked.length === 0 && preselected.length === 0 ? 0 : (maxSim[i] as number);
+      const mmr = lambda * (relevance[i] as number) - (1 - lambda) * novelty;
+      if (mmr > choiceMmr) {
+        choice = i;
+        choiceMmr = mmr;
+      }
+    }
+    if (choice < 0) break;
+    alive[choice] = false;
+    picked.push({ index: choice, mmr: choiceMmr });
+    account(choice);
   }
   return { picked, duplicates };
 }
 
+/** |A ∩ B| / |A ∪ B| of two tag lists; 0 when both are empty. */
+export function tagJaccard(a: readonly string[], b: readonly string[]): number {
+  if (a.length === 0 || b.length === 0) return 0;
+  const left = new Set(a);
+  const right = new Set(b);
+  let shared = 0;
+  for (const tag of left) if (right.has(tag)) shared++;
+  return shared / (left.size + right.size - shared);
+}
+
 /**
- * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), then ordered by
- * score. Similarity is cosine calibrated against `baseline`, the corpus' mean pairwise cosine (0: raw cosine; see
- * vector/similarity.ts); without vectors only identical texts (case and spacing aside) count as duplicates.
+ * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), by session first when
+ * `bySession` (diverse-sessions.ts), then ordered by
+ * score. Redundancy of two candidates is max(similarity, tagWeight × Jaccard of their tags) (Memsense), similarity
+ * being cosine calibrated against `baseline`, the corpus' mean pairwise cosine (0: raw cosine; see
+ * vector/similarity.ts); without vectors only identical texts (case and spacing aside) are similar.
  */
-export function diversify(all: readonly Scored[], options: SearchOptions, vectors: VectorIndex | null, baseline: number): Scored[] {
+export function diversify(all: readonly Scored[], options: SearchOptions, vectors: VectorIndex | null, baseline: number, bySession = false): Scored[] {
   if (options.raw || options.diversity === false) return all.slice(0, options.k);
   // MMR reranks only the head of the list: it costs O(k·n) similarities, and a candidate far down should not win
   // a place on novelty alone (docs/quality.md).
@@ -80,17 +101,27 @@ export function diversify(all: readonly Scored[], options: SearchOptions, vector
   const vectorOf = head.map((s) => vectors?.get(s.record.id));
   const textKeys: (string | undefined)[] = [];
   const textKey = (i: number) => (textKeys[i] ??= (head[i] as Scored).record.text.trim().toLowerCase().replace(/\s+/g, ' '));
-  const similarity = (a: number, b: number) => {
+  // resolveSearchOptions fills in the default; only a direct caller of this stage can leave it out.
+  const tagWeight = options.diversity.tagWeight ?? 0;
+  const textSimilarity = (a: number, b: number) => {
     const va = vectorOf[a];
     const vb = vectorOf[b];
     if (va && vb) return calibratedCosine(dot(va, vb), baseline);
     return textKey(a) === textKey(b) ? 1 : 0;
   };
-  const { picked } = mmrSelect(
-    head.map((s) => s.score),
-    options.k,
-    options.diversity,
-    similarity,
-  );
+  // Without a shared tag the similarity stands as it is: calibrated cosine may be negative, and max(·, 0) would
+  // change MMR's novelty for memories that have no tags at all.
+  const similarity =
+    tagWeight > 0
+      ? (a: number, b: number) => {
+          const shared = tagJaccard((head[a] as Scored).record.tags, (head[b] as Scored).record.tags);
+          const sim = textSimilarity(a, b);
+          return shared > 0 ? Math.max(sim, tagWeight * shared) : sim;
+        }
+      : textSimilarity;
+  const scores = head.map((s) => s.score);
+  const picked = bySession
+    ? selectAcrossSessions(scores, head.map((s) => threadOf(s.record)), options.k, options.diversity, similarity)
+    : mmrSelect(scores, options.k, options.diversity, similarity).picked;
   return picked.map(({ index, mmr }) => Object.assign({}, head[index] as Scored, { mmr })).sort((a, b) => b.score - a.score);
 }

@@ -17,5 +17,8 @@ export function toHit(s: Scored): Hit {
   if (record.supersededBy !== undefined) explain.superseded = true;
   if (s.mmr !== undefined) explain.mmr = s.mmr;
   if (candidate.neighbour) explain.neighbour = { ...candidate.neighbour };
+  if (candidate.lists) explain.lists = { ...candidate.lists, ranks: [...candidate.lists.ranks] };
+  if (record.quality !== undefined) explain.quality = { value: record.quality, added: s.quality };
+  if (s.rerank) explain.rerank = { ...s.rerank };
   return { id: record.id, text: record.text, score: s.score, memory: record, explain };
 }

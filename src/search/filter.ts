@@ -32,7 +32,7 @@ export function compileEligibility({ filter, deepRecall, now, anyRestricted = tr
   const tags = stringList(filter.tags, 'filter.tags');
   const kinds = stringList(filter.kinds, 'filter.kinds');
   if (projects) checks.push((r) => r.project !== undefined && projects.has(r.project));
-  if (scopes) checks.push((r) => r.scope !== undefined && scopes.has(r.scope));
+  if (scopes) checks.push(scopeCheck(scopes));
   const tagList = tags ? [...tags] : [];
   if (tagList.length > 0) checks.push((r) => tagList.every((t) => r.tags.includes(t)));
   if (kinds) checks.push((r) => r.kind !== undefined && kinds.has(r.kind));
@@ -48,6 +48,18 @@ export function compileEligibility({ filter, deepRecall, now, anyRestricted = tr
   checks.push((r) => r.validUntil === undefined || now <= r.validUntil);
   if (!deepRecall) checks.push((r) => r.supersededBy === undefined);
   return (record) => checks.every((check) => check(record));
+}
+
+/**
+ * `filter.scope` (CEMS's scopes): `'personal'` matches memories scoped `'personal'` and memories with no scope (a
+ * memory is the user's own unless marked otherwise); `'shared'` matches `'shared'`; `'both'` matches either; any
+ * other label matches itself. A list matches any of its entries.
+ */
+function scopeCheck(scopes: ReadonlySet<string>): Eligibility {
+  const personal = scopes.has('personal') || scopes.has('both');
+  const wanted = new Set(scopes);
+  if (scopes.has('both')) wanted.add('personal').add('shared');
+  return (r) => (r.scope === undefined ? personal : wanted.has(r.scope));
 }
 
 /** A fused candidate that passed the filter stage, with its record and its deep-recall penalty. */

@@ -1,12 +1,16 @@
 import type { MemoryRecord } from '../types.js';
 import { invalidInput } from '../errors.js';
 import type { FusionMethod } from './fuse.js';
-import type { NeighbourOptions } from './neighbours.js';
+import { NEIGHBOURS_BY_TIME, NEIGHBOURS_TIME_GAP_MS, type NeighbourOptions } from './neighbours.js';
 
 /** Hard constraints. A memory that fails one is never a candidate. */
 export interface SearchFilter {
   project?: string | string[];
-  scope?: string | string[];
+  /**
+   * `'personal'` (also matches memories with no scope), `'shared'`, `'both'` (either), or any label of your own
+   * (matched exactly); a list matches any of its entries.
+   */
+  scope?: 'personal' | 'shared' | 'both' | (string & {}) | string[];
   /** Memory must carry every one of these tags. */
   tags?: string[];
   kinds?: string[];
@@ -28,6 +32,21 @@ export interface DiversityOptions {
   lambda: number;
   /** Similarity at or above which a candidate counts as a near-duplicate of a picked hit and is dropped. */
   duplicateThreshold: number;
+  /**
+   * Redundancy of two memories is max(similarity, tagWeight × Jaccard of their tags) (Memsense): two memories
+   * with the same tags count as related even when their texts differ. Default 0.35; 0 ignores tags.
+   */
+  tagWeight?: number;
+}
+
+/** Stage `rerank`: which re-ranker re-orders the best `inputLimit` candidates (search/rerank.ts). */
+export interface RerankOptions {
+  /** `'llm'`: the engine's language model; `'hook'`: the engine's `reranker`; `'rules'`: deterministic (search/rerank-rules.ts). */
+  by: 'llm' | 'hook' | 'rules';
+  /** Candidates re-ranked: an integer from 1 to 200. Default 40 (CEMS). */
+  inputLimit: number;
+  /** `'rules'` only: `s · (1 + coverage × c + proximity × p)` (search/rerank-rules.ts). Default `{ coverage: 0.25, proximity: 0 }`. */
+  weights?: { coverage: number; proximity: number };
 }
 
 export interface ProjectBoost {
@@ -38,15 +57,42 @@ export interface ProjectBoost {
 
 /** Every per-search knob. Defaults live in `defaultSearchOptions`, merged once by `resolveSearchOptions`. */
 export interface SearchOptions {
-  /** Which legs run (search/route.ts). Default 'auto': hybrid, or lexical for one identifier-like token. */
+  /**
+   * Which legs run (search/route.ts). Default 'auto': hybrid, or lexical for one identifier-like token.
+   * `'vector'` is the fast path: no stage calls the language model.
+   */
   mode: 'auto' | 'lexical' | 'vector' | 'hybrid';
+  /** Stage `understand`: classify the query by cue words (`'rules'`), or ask the language model (`'llm'`, rules without one). Default 'rules'. */
+  understand: 'rules' | 'llm';
+  /**
+   * Stage `synthesize`: more queries for the same question, each searched by both legs and fused with the
+   * caller's by weighted RRF. `'llm'`: the language model writes 2–5 by query type; `'offline'`: built from the
+   * store and the model (search/synthesize-offline.ts); `false`: off. Default false.
+   */
+  synthesis: false | 'offline' | 'llm';
+  /** Weight of the caller's query list against 1 for each synthesized or HyDE list. Default 2 (CEMS). */
+  originalQueryWeight: number;
+  /**
+   * How several query lists become one (search/fuse.ts `fuseLists`): `'scores'`, the weighted mean of each
+   * query's fused score; `'rrf'`, CEMS's weighted RRF with `rrfK`. Default 'scores' (docs/quality.md: RRF's flat
+   * scores cost the later stages 13 points of recall@10).
+   */
+  listFusion: 'scores' | 'rrf';
+  /** Stage `hyde`: the language model writes a hypothetical answer, searched as one more vector list. Default false. */
+  hyde: boolean;
+  /** Stage `rerank`. Default false (off); a partial object fills in `{ by: 'rules', inputLimit: 40 }`. */
+  rerank: RerankOptions | false;
+  /** Milliseconds a language-model call or the reranker hook may take before its stage is skipped. Default 20,000. */
+  llmTimeoutMs: number;
   /** Hits returned: an integer from 1 to `MAX_K` (1,000). Default 5. */
   k: number;
   /** Candidates each leg contributes (at least `k`): an integer from 1 to `MAX_CANDIDATE_POOL` (10,000). Default 50. */
   candidatePool: number;
   /**
-   * How the legs' lists become one score. `'convex'`: weighted sum of min-max normalised leg scores;
-   * `'rrf'`: Reciprocal Rank Fusion with `rrfK`. Default 'convex' (docs/quality.md has the evaluation).
+   * How the legs' lists become one score (search/fuse.ts). `'convex'`: weighted sum of min-max normalised leg
+   * scores; `'scaled'`: the same sum with each leg on an absolute scale (a match never scores 0, a weak top hit
+   * never earns its leg's full weight); `'rrf'`: Reciprocal Rank Fusion with `rrfK`; `'blend'`: CEMS's
+   * ½ normalised RRF + ½ cosine. Default 'convex' (docs/quality.md has the evaluation).
    */
   fusion: FusionMethod;
   /** RRF's k (only with `fusion: 'rrf'`). Default 60. */
@@ -62,8 +108,9 @@ export interface SearchOptions {
   /**
    * Thread-neighbour support (stage `neighbours`, after `fuse`): each of the best `lenders` candidates lends
    * `weight × its fused score / distance` to the memories up to `window` places before and after it in the
-   * same thread (`meta.thread`); a memory keeps the largest offer. `false` turns it off.
-   * Default `{ window: 2, weight: 0.5, lenders: 20 }`.
+   * same thread (`meta.thread`), or, for memories without a thread, in time (`time`, within `timeGapMs` steps); a
+   * memory keeps the largest offer. `false` turns it off.
+   * Default `{ window: 2, weight: 0.5, lenders: 20, time: true, timeGapMs: 1_800_000 }` (30 minutes).
    */
   neighbours: NeighbourOptions | false;
   /** Hard constraints (search/filter.ts), applied inside the legs. Default `{}`. */
@@ -94,8 +141,16 @@ export interface SearchOptions {
   pinnedBoost: number;
   /** Caller hook multiplied into the boost. In-process engines only (functions do not cross the worker). Default none. */
   boost: ((memory: MemoryRecord) => number) | undefined;
-  /** MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 0.78, duplicateThreshold: 0.94 }`. */
+  /** MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 }`. */
   diversity: DiversityOptions | false;
+  /**
+   * Which hits fill the k places and the context (stage `diversify`): `'greedy'`, the best by MMR; `'diverse'`
+   * (CEMS), first the best of each thread (`meta.thread`), then the best of the rest; `'auto'`: diverse for
+   * aggregation questions (stage `understand`), greedy otherwise. Default 'greedy'.
+   */
+  assembly: 'greedy' | 'diverse' | 'auto';
+  /** Added to a memory's fused score per unit of its `quality` (0–1): `fused + qualityWeight × quality`. Default 0.1 (Memsense). */
+  qualityWeight: number;
   /** Token budget of the assembled context. Default 2000. */
   tokenBudget: number;
   /** Count returned hits as accessed (bookkeeping written in the background). Default true. */
@@ -106,18 +161,27 @@ export interface SearchOptions {
 
 /** Largest `k`: more hits than a context or a page can use; each hit is copied out and assembled. */
 export const MAX_K = 1_000;
+/** Largest `rerank.inputLimit`: every candidate is shown to the re-ranker (a prompt grows with each). */
+export const MAX_RERANK_INPUT = 200;
 /** Largest `candidatePool`: each leg keeps a heap of this size and fusion, filtering and adjusting walk it. */
 export const MAX_CANDIDATE_POOL = 10_000;
 
 export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   mode: 'auto',
+  understand: 'rules',
+  synthesis: false,
+  originalQueryWeight: 2,
+  listFusion: 'scores',
+  hyde: false,
+  rerank: false,
+  llmTimeoutMs: 20_000,
   k: 5,
   candidatePool: 50,
   fusion: 'convex',
   rrfK: 60,
   weights: Object.freeze({ lexical: 0.8, vector: 0.2 }),
   topRankBonus: false,
-  neighbours: Object.freeze({ window: 2, weight: 0.5, lenders: 20 }),
+  neighbours: Object.freeze({ window: 2, weight: 0.5, lenders: 20, time: NEIGHBOURS_BY_TIME, timeGapMs: NEIGHBOURS_TIME_GAP_MS }),
   filter: Object.freeze({}),
   deepRecall: false,
   deepRecallPenalty: 0.5,
@@ -130,11 +194,16 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   projectBoost: Object.freeze({ same: 1.3, other: 0.8, none: 0.9 }),
   pinnedBoost: 1.1,
   boost: undefined,
-  diversity: Object.freeze({ lambda: 0.78, duplicateThreshold: 0.94 }),
+  diversity: Object.freeze({ lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 }),
+  assembly: 'greedy',
+  qualityWeight: 0.1,
   tokenBudget: 2000,
   touch: true,
   now: undefined,
 }) as Readonly<SearchOptions>;
+
+/** What a partial object option merges over when the option is off by default. */
+const WHEN_TURNED_ON: Partial<Record<keyof SearchOptions, object>> = { rerank: Object.freeze({ by: 'rules', inputLimit: 40 }) };
 
 /** Merges defaults, then engine defaults, then per-call options. Nested objects merge one level deep. */
 export function resolveSearchOptions(...layers: (Partial<SearchOptions> | undefined)[]): SearchOptions {
@@ -145,7 +214,7 @@ export function resolveSearchOptions(...layers: (Partial<SearchOptions> | undefi
       const value = layer[key];
       if (value === undefined) continue;
       // A partial object merges over the current value, or over the default when the current one is `false`.
-      const current = isPlainObject(out[key]) ? out[key] : defaultSearchOptions[key];
+      const current = isPlainObject(out[key]) ? out[key] : (WHEN_TURNED_ON[key] ?? defaultSearchOptions[key]);
       const mergeable = isPlainObject(value) && isPlainObject(current) && key !== 'decay';
       (out as unknown as Record<string, unknown>)[key] = mergeable ? { ...current, ...value } : value;
     }
@@ -168,7 +237,7 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   const atMost = (name: string, v: number, max: number) => (positiveInt(name, v) <= max ? v : fail(name, `an integer from 1 to ${max}`, v));
   atMost('k', o.k, MAX_K);
   atMost('candidatePool', o.candidatePool, MAX_CANDIDATE_POOL);
-  if (o.fusion !== 'convex' && o.fusion !== 'rrf') fail('fusion', "'convex' or 'rrf'", o.fusion);
+  if (!['convex', 'scaled', 'rrf', 'blend'].includes(o.fusion)) fail('fusion', "'convex', 'scaled', 'rrf' or 'blend'", o.fusion);
   nonNegative('rrfK', o.rrfK);
   nonNegative('weights.lexical', o.weights.lexical);
   nonNegative('weights.vector', o.weights.vector);
@@ -192,16 +261,37 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   nonNegative('pinnedBoost', o.pinnedBoost);
   if (o.boost !== undefined && typeof o.boost !== 'function') fail('boost', 'a function', o.boost);
   if (o.diversity !== false) {
-    const { lambda, duplicateThreshold } = o.diversity;
+    const { lambda, duplicateThreshold, tagWeight } = o.diversity;
     if (!(lambda >= 0 && lambda <= 1)) fail('diversity.lambda', 'a number from 0 to 1', lambda);
     if (typeof duplicateThreshold !== 'number' || Number.isNaN(duplicateThreshold)) fail('diversity.duplicateThreshold', 'a number', duplicateThreshold);
+    if (tagWeight !== undefined && !(tagWeight >= 0 && tagWeight <= 1)) fail('diversity.tagWeight', 'a number from 0 to 1', tagWeight);
   }
+  if (o.understand !== 'rules' && o.understand !== 'llm') fail('understand', "'rules' or 'llm'", o.understand);
+  if (o.synthesis !== false && o.synthesis !== 'offline' && o.synthesis !== 'llm') fail('synthesis', "false, 'offline' or 'llm'", o.synthesis);
+  nonNegative('originalQueryWeight', o.originalQueryWeight);
+  if (o.listFusion !== 'scores' && o.listFusion !== 'rrf') fail('listFusion', "'scores' or 'rrf'", o.listFusion);
+  if (typeof o.hyde !== 'boolean') fail('hyde', 'true or false', o.hyde);
+  if (o.rerank !== false) {
+    if (typeof o.rerank !== 'object' || o.rerank === null) fail('rerank', "false or { by: 'llm' | 'hook' | 'rules', inputLimit }", o.rerank);
+    if (!['llm', 'hook', 'rules'].includes(o.rerank.by)) fail('rerank.by', "'llm', 'hook' or 'rules'", o.rerank.by);
+    atMost('rerank.inputLimit', o.rerank.inputLimit, MAX_RERANK_INPUT);
+    if (o.rerank.weights !== undefined) {
+      nonNegative('rerank.weights.coverage', o.rerank.weights.coverage);
+      nonNegative('rerank.weights.proximity', o.rerank.weights.proximity);
+    }
+  }
+  if (!(o.llmTimeoutMs > 0 && o.llmTimeoutMs <= 2 ** 31 - 1)) fail('llmTimeoutMs', `a positive number of milliseconds up to ${2 ** 31 - 1}`, o.llmTimeoutMs);
+  if (!['greedy', 'diverse', 'auto'].includes(o.assembly)) fail('assembly', "'greedy', 'diverse' or 'auto'", o.assembly);
+  nonNegative('qualityWeight', o.qualityWeight);
   if (o.neighbours !== false) {
     if (typeof o.neighbours !== 'object' || o.neighbours === null) fail('neighbours', 'false or { window, weight, lenders }', o.neighbours);
     const { window, weight, lenders } = o.neighbours;
     if (!(Number.isInteger(window) && window >= 0)) fail('neighbours.window', 'an integer ≥ 0', window);
     nonNegative('neighbours.weight', weight);
     if (!(Number.isInteger(lenders) && lenders >= 0)) fail('neighbours.lenders', 'an integer ≥ 0', lenders);
+    const { time, timeGapMs } = o.neighbours;
+    if (time !== undefined && typeof time !== 'boolean') fail('neighbours.time', 'true or false', time);
+    if (timeGapMs !== undefined && !(typeof timeGapMs === 'number' && timeGapMs >= 0)) fail('neighbours.timeGapMs', 'a number of milliseconds ≥ 0 (Infinity: no limit)', timeGapMs);
   }
   nonNegative('tokenBudget', o.tokenBudget);
   if (o.now !== undefined && !Number.isFinite(o.now)) fail('now', 'epoch milliseconds', o.now);

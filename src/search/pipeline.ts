@@ -1,20 +1,34 @@
 /**
- * One search, top to bottom: route → lexical → vector → fuse → neighbours → filter → adjust → diversify → assemble.
- * Each stage is its own module; this file only wires them and records the trace.
+ * One search, top to bottom:
+ *   route → understand → synthesize → hyde → lexical → vector → fuse → neighbours → filter → adjust → rerank
+ *   → diversify → assemble,
+ * where offline synthesis (pseudo-relevance feedback) reads the first pass's hits, so it runs after the legs and
+ * its queries run through them again before `fuse`.
+ * Each stage is its own module; this file only wires them and records the trace. The language-model stages
+ * (understand with 'llm', synthesize with 'llm', hyde, rerank with 'llm') run only when the search asks for them
+ * and the engine has a model, never in `mode: 'vector'`, and never fail the search (llm-stage.ts).
  */
 import { adjust } from './adjust.js';
 import { assemble, estimateTokens } from './assemble.js';
 import { diversify } from './diversify.js';
 import { toHit } from './explain.js';
 import { compileEligibility, filterCandidates } from './filter.js';
-import { fuse, type LegResult } from './fuse.js';
+import { fuseLists, type FusedCandidate, type QueryList } from './fuse.js';
+import { writeHypothetical } from './hyde.js';
+import type { LlmAccess } from './llm-stage.js';
 import { supportNeighbours, type ThreadIndex } from './neighbours.js';
 import type { SearchOptions } from './options.js';
+import { applyOrder, rerankOrder } from './rerank.js';
+import { QueryLegs } from './legs.js';
 import { route } from './route.js';
+import { synthesizeByLlm } from './synthesize.js';
+import { feedbackQueries } from './synthesize-offline.js';
 import { Tracer } from './trace.js';
+import { understand } from './understand.js';
 import type { RecordTable } from '../engine/record-table.js';
-import { cutQuery, type LexicalIndex } from '../lexical/lexical-index.js';
-import type { SearchResult } from '../types.js';
+import type { LexicalIndex } from '../lexical/lexical-index.js';
+import type { LanguageModel, Reranker } from '../llm/types.js';
+import type { SearchResult, TraceQuery } from '../types.js';
 import type { VectorIndex } from '../vector/vector-index.js';
 
 /** What a search reads: the engine's in-memory state at the time of the call. */
@@ -29,11 +43,15 @@ export interface PipelineState {
   calibrateSimilarity: boolean;
   embedderId: string | null;
   vectorsReady: boolean;
-  /** Embeds and normalises the query. */
+  /** Embeds and normalises one query. */
   embedQuery(query: string): Promise<Float32Array>;
   countTokens?: (text: string) => number;
   /** Query characters read by either leg (the lexical index cuts at the same length). */
   maxQueryChars: number;
+  /** The engine's language model, or null. */
+  llm: LanguageModel | null;
+  /** The engine's re-ranker hook, or null. */
+  reranker: Reranker | null;
 }
 
 export async function runPipeline(state: PipelineState, query: string, options: SearchOptions, now: number): Promise<SearchResult> {
@@ -55,26 +73,84 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     () => records.size,
     (r) => r.note,
   );
+  // CEMS's fast path: vector mode makes no language-model call. A blank query has nothing to ask about.
+  const llm = routed.mode === 'vector' || query.trim() === '' ? null : state.llm;
+  const withoutLlm = state.llm === null ? 'no language model (engine option llm)' : routed.mode === 'vector' ? "mode 'vector' makes no language-model call" : 'empty query';
 
-  const legs: LegResult[] = [];
-  if (routed.mode !== 'vector') {
-    const items = trace.stage('lexical', lexical.size, () => lexical.search(query, pool, eligibleId), (r) => r.length);
-    legs.push({ leg: 'lexical', weight: options.weights.lexical, items });
-  }
-  if (routed.mode !== 'lexical' && vectors) {
-    const items = await trace.stageAsync(
-      'vector',
-      vectors.size,
-      // Cut before embedding, as the lexical leg cuts before tokenising: a huge query must not reach the model.
-      async () => vectors.search(await state.embedQuery(cutQuery(query, state.maxQueryChars)), pool, eligibleId),
-      (r) => r.length,
-      () => 'includes embedding the query',
+  const access: LlmAccess = { llm, unavailable: withoutLlm, timeoutMs: options.llmTimeoutMs };
+
+  const { understanding } = await trace.stageAsync(
+    'understand',
+    1,
+    () => understand(query, options.understand, access),
+    () => 1,
+    (r) => ({ note: r.note ?? `${r.understanding.type}, ${r.understanding.complexity} (${r.understanding.by})`, usage: r.usage }),
+  );
+
+  const queries: TraceQuery[] = [{ text: query, source: 'original', weight: options.originalQueryWeight }];
+  if (options.synthesis === 'llm') {
+    const synthesized = await trace.stageAsync(
+      'synthesize',
+      1,
+      () => synthesizeByLlm(query, understanding.type, access),
+      (r) => r.queries.length,
+      (r) => ({ note: r.note ?? r.queries.join(' | '), usage: r.usage }),
     );
-    legs.push({ leg: 'vector', weight: options.weights.vector, items });
+    for (const text of synthesized.queries) queries.push({ text, source: 'llm', weight: 1 });
   }
 
-  const legTotal = legs.reduce((n, leg) => n + leg.items.length, 0);
-  const fusedLegs = trace.stage('fuse', legTotal, () => fuse(legs, options), (f) => f.length, () => options.fusion);
+  let hyde: string | undefined;
+  if (options.hyde && routed.mode !== 'lexical' && vectors) {
+    const written = await trace.stageAsync(
+      'hyde',
+      1,
+      () => writeHypothetical(query, access),
+      (r) => (r.text === undefined ? 0 : 1),
+      (r) => ({ note: r.note ?? r.text, usage: r.usage }),
+    );
+    if (written.text !== undefined) {
+      hyde = written.text;
+      queries.push({ text: hyde, source: 'hyde', weight: 1 });
+    }
+  }
+
+  const legs = new QueryLegs(state, routed.mode, options, pool, eligibleId);
+  await legs.run(trace, queries);
+
+  if (options.synthesis === 'offline') {
+    // Pseudo-relevance feedback reads the caller's first-pass hits, so its queries run as a second pass.
+    const feedback = trace.stage(
+      'synthesize',
+      1,
+      () => {
+        const docs = legs.fused(0).flatMap((c) => {
+          const record = records.get(c.id);
+          return record ? [{ text: record.text, score: c.fused }] : [];
+        });
+        return feedbackQueries(query, docs, { term: (word) => lexical.termOfWord(word), idf: (terms) => lexical.termIdf(terms) });
+      },
+      (extra) => extra.length,
+      (extra) => (extra.length > 0 ? `feedback from the first pass: ${extra.join(' | ')}` : 'no feedback terms'),
+    );
+    const extra: TraceQuery[] = feedback.map((text) => ({ text, source: 'offline', weight: 1 }));
+    await legs.run(trace, extra);
+    queries.push(...extra);
+  }
+
+  const fusedLegs = trace.stage(
+    'fuse',
+    legs.total(),
+    (): FusedCandidate[] => {
+      if (queries.length === 1) return legs.fused(0);
+      const lists: QueryList[] = queries.map((q, i) => ({ weight: q.weight, candidates: legs.fused(i) }));
+      return fuseLists(lists, options.listFusion, options.rrfK);
+    },
+    (f) => f.length,
+    () =>
+      queries.length > 1
+        ? `${options.fusion} per query, then ${options.listFusion === 'rrf' ? 'weighted RRF' : 'weighted mean of scores'} over ${queries.length} lists (caller's ×${options.originalQueryWeight})`
+        : options.fusion,
+  );
 
   const neighbourOptions = options.neighbours;
   const fused = neighbourOptions
@@ -91,12 +167,31 @@ export async function runPipeline(state: PipelineState, query: string, options: 
 
   const adjusted = trace.stage('adjust', filtered.length, () => adjust(filtered, options, now), (a) => a.length);
 
+  const rerank = options.rerank;
+  let reranked = adjusted;
+  if (rerank !== false) {
+    const head = adjusted.slice(0, rerank.inputLimit);
+    const { order } = await trace.stageAsync(
+      'rerank',
+      head.length,
+      () => rerankOrder(query, head, rerank, { access, reranker: state.reranker, lexical }),
+      (r) => r.order?.length ?? 0,
+      (r) => ({ note: r.note ?? `${rerank.by}: ${r.order?.length ?? 0} of ${head.length} placed`, usage: r.usage }),
+    );
+    if (order) reranked = applyOrder(adjusted, head.length, order, rerank.by);
+  }
+
+  const bySession = options.assembly === 'diverse' || (options.assembly === 'auto' && understanding.type === 'aggregation');
   const selected = trace.stage(
     'diversify',
-    adjusted.length,
-    () => diversify(adjusted, options, vectors, state.calibrateSimilarity && vectors ? vectors.meanPairwiseCosine() : 0),
+    reranked.length,
+    () => diversify(reranked, options, vectors, state.calibrateSimilarity && vectors ? vectors.meanPairwiseCosine() : 0, bySession),
     (s) => s.length,
-    () => (options.raw ? 'raw: top k by score' : options.diversity === false ? 'diversity off: top k by score' : undefined),
+    () =>
+      options.raw ? 'raw: top k by score'
+      : options.diversity === false ? 'diversity off: top k by score'
+      : bySession ? `diverse: the best of each thread first${options.assembly === 'auto' ? ' (aggregation question)' : ''}`
+      : undefined,
   );
 
   const context = trace.stage(
@@ -106,5 +201,5 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     (c) => c.ids.length,
   );
 
-  return { hits: selected.map(toHit), context, trace: trace.finish(routed.mode, state.embedderId) };
+  return { hits: selected.map(toHit), context, trace: trace.finish(routed.mode, state.embedderId, understanding, queries, hyde) };
 }

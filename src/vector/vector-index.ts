@@ -142,6 +142,15 @@ export class VectorIndex implements VectorRows {
     return meanPairwiseCosine(this.rowSum, this.size);
   }
 
+  /** Mean cosine between `query` (normalised here) and the stored vectors, in O(dim) from the running sum: 0 when empty. */
+  meanCosineTo(query: Float32Array): number {
+    if (this.size === 0) return 0;
+    const unit = normalize(query);
+    let sum = 0;
+    for (let i = 0; i < this.dim; i++) sum += (unit[i] as number) * (this.rowSum[i] as number);
+    return sum / this.size;
+  }
+
   /** The running sum of the rows (a copy). */
   sumOfRows(): Float64Array {
     return this.rowSum.slice();

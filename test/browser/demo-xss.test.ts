@@ -21,7 +21,7 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** The policy demo/index.html declares; the production build must carry it unchanged. */
 const EXPECTED_CSP =
   "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:; " +
-  "connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; " +
+  "connect-src 'self' http://localhost:* http://127.0.0.1:*; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; " +
   "require-trusted-types-for 'script'; trusted-types engram-demo";
 
 // ---- the hostile data ------------------------------------------------------------------------------------

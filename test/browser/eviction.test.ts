@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { baseURL, launchPersistent, openBlankPage, tempProfileDir } from './harness.js';
 import type { EvictionLab } from './pages/eviction-lab-worker.js';
+import { SCHEMA_VERSION } from '../../worker/sqlite-schema.js';
 
 // Data that vanishes (worker/sentinel.ts, the `evicted` flag of worker/open-store.ts) and full disks while opening
 // or migrating (worker/sqlite-schema.ts, worker/sqlite-store.ts), in real Chromium with a persistent profile.
@@ -124,7 +125,7 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     // Version 1 → 2 copies every vector into a new table: it needs as much room again as the vectors take.
     const rows = backend === 'opfs' ? 2000 : 1000;
     const built = await run('buildVersion1', backend, name, rows, 1024);
-    expect(built).toMatchObject({ version: 1, memories: rows, vectors: { rows }, latest: 2 });
+    expect(built).toMatchObject({ version: 1, memories: rows, vectors: { rows }, latest: SCHEMA_VERSION });
     // OPFS checks every write against the quota: 1 MB of room runs out mid-migration. On IndexedDB the disk is
     // filled beforehand (see fillDisk).
     if (backend === 'opfs') await leaveRoom(2 ** 20);
@@ -138,7 +139,7 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
       await cdp.send('Storage.overrideQuotaForOrigin', { origin: origin() });
     }
     const migrated = await run('tryOpen', backend, name);
-    expect(migrated).toEqual({ code: null, message: '', count: rows, version: 2, memories: rows, vectors: built.vectors });
+    expect(migrated).toEqual({ code: null, message: '', count: rows, version: SCHEMA_VERSION, memories: rows, vectors: built.vectors });
   });
 
   test('a new database on a full disk is refused with QUOTA_EXCEEDED and opens once space is freed', async () => {
@@ -150,7 +151,7 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     } finally {
       await cdp.send('Storage.overrideQuotaForOrigin', { origin: origin() });
     }
-    expect(await run('tryOpen', backend, name)).toMatchObject({ code: null, count: 0, version: 2 });
+    expect(await run('tryOpen', backend, name)).toMatchObject({ code: null, count: 0, version: SCHEMA_VERSION });
   });
 
   test('a database without an instance id (written before it existed) still opens on a full disk, then gets one', async () => {
@@ -187,7 +188,7 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
       // Spilled pages of a failed migration would be left as a pending version whose clean-up is a write: the
       // database would then be unreadable (a disk I/O error) until space is freed.
       expect(outcome).toMatchObject(
-        outcome.code === null ? { version: 2, memories: rows, vectors: built.vectors } : { code: 'QUOTA_EXCEEDED', version: 1, memories: rows, vectors: built.vectors },
+        outcome.code === null ? { version: SCHEMA_VERSION, memories: rows, vectors: built.vectors } : { code: 'QUOTA_EXCEEDED', version: 1, memories: rows, vectors: built.vectors },
       );
     } finally {
       await cdp.send('Storage.overrideQuotaForOrigin', { origin: origin() });

@@ -58,8 +58,25 @@ test.each(['opfs', 'idb'] as const)('a version 1 database is migrated on open, k
     after: { a: [1, 2], b: [5, 6], m3: [7, 8] },
     other: [5],
     version: outcome.expectedVersion,
-    expectedVersion: 2,
+    expectedVersion: 3,
     vectorRows: 4,
+  });
+});
+
+test.each(['opfs', 'idb'] as const)('a version 2 database gains the quality column on open; old memories have none, new scores persist (%s)', async (backend) => {
+  const outcome = await page.evaluate((b) => window.lab.migrateFromVersion2(b), backend);
+  expect(outcome).toEqual({
+    loaded: [
+      { id: 'b', hasQuality: false, priority: 1, pinned: false, project: null, accessCount: 0 },
+      { id: 'a', hasQuality: false, priority: 1.5, pinned: true, project: 'p', accessCount: 4 },
+    ],
+    counter: 7,
+    vectorIds: ['a'],
+    version: 3,
+    expectedVersion: 3,
+    addedColumns: ['quality'],
+    refused: 'INVALID_INPUT',
+    afterReopen: { a: 0.25, b: 'absent', c: 0 },
   });
 });
 

@@ -127,6 +127,7 @@ export const storeSpec: StoreSpecCase[] = [
           kind: 'note',
           tags: ['x', 'y'],
           validUntil: 1_800_000_000_000,
+          quality: 0.75,
           meta: { nested: { n: 1, list: [1, 'two', null] }, flag: true },
           supersededBy: 'b',
           accessCount: 3,
@@ -145,7 +146,7 @@ export const storeSpec: StoreSpecCase[] = [
     name: 'put upserts: a second put of an id replaces the record (optional fields removed stay removed)',
     run: (open) =>
       withStore(open, async (store) => {
-        await store.write({ put: [record('a', { project: 'p', tags: ['t'] })] });
+        await store.write({ put: [record('a', { project: 'p', tags: ['t'], quality: 0.5 })] });
         await store.write({ put: [record('a', { text: 'changed' })] });
         assertEqual(await store.loadRecords(), [record('a', { text: 'changed' })], 'replaced record');
         assertEqual(await store.count(), 1, 'count');
@@ -159,7 +160,7 @@ export const storeSpec: StoreSpecCase[] = [
         const alone: Partial<MemoryRecord>[] = [
           { priority: 1.1 }, { pinned: true }, { project: 'p' }, { scope: 's' }, { kind: 'k' }, { validUntil: 1_800_000_000_000 },
           { meta: { n: 1, nested: [1, 'two', null] } }, { supersededBy: 'x' }, { accessCount: 2 }, { lastAccessedAt: 1_700_000_000_001.5 },
-          { updatedAt: 1_700_000_000_002 },
+          { updatedAt: 1_700_000_000_002 }, { quality: 0 }, { quality: 1 }, { quality: 0.1 },
         ];
         // More rows than the SQLite store loads per chunk (10,000).
         const records = Array.from({ length: 12_345 }, (_, i) =>
@@ -212,6 +213,46 @@ export const storeSpec: StoreSpecCase[] = [
         assert(astral?.meta && Object.getPrototypeOf(astral.meta) === Object.prototype, 'meta keeps a plain prototype');
         assertEqual(Object.keys(astral.meta), Object.keys(records[0]!.meta!), 'meta keys, in order, including "__proto__"');
       }),
+  },
+  {
+    name: 'numbers keep every digit: fractional dates, priority, counts and quality of 16-17 significant digits',
+    run: (open) =>
+      withStore(open, async (store) => {
+        // 15 significant digits are not enough to read back a double (SQLite's JSON prints 15): each has 16 or 17.
+        const records = [
+          record('a', { createdAt: 1_700_000_000_000.123, priority: 1 + 1 / 3, quality: 1 / 3 }),
+          record('b', { validUntil: 1_800_000_000_000.0002, lastAccessedAt: 1_700_000_000_001.1234, updatedAt: 1_700_000_000_002.0001 }),
+          record('c', { createdAt: -1e-7 - 1 / 3, priority: 1.2345678901234567, quality: 0.12345678901234568, accessCount: 2 ** 53 - 1 }),
+        ];
+        await store.write({ put: records });
+        const loaded = byId(await store.loadRecords());
+        for (const [i, expected] of records.entries()) {
+          for (const key of ['createdAt', 'priority', 'quality', 'validUntil', 'lastAccessedAt', 'updatedAt', 'accessCount'] as const) {
+            assert(Object.is(loaded[i]?.[key], expected[key]), `${expected.id}.${key}: expected ${String(expected[key])}, got ${String(loaded[i]?.[key])}`);
+          }
+        }
+      }),
+  },
+  {
+    name: 'a quality score is stored exactly, replaced, and cleared by a put without it',
+    run: async (open) => {
+      const store = await open();
+      try {
+        const scores = [0, 1, 0.1, 1 / 3, 5e-324];
+        await store.write({ put: scores.map((quality, i) => record(`q${i}`, { quality })) });
+        assertEqual(byId(await store.loadRecords()).map((r) => r.quality), scores, 'scores as written');
+        await store.write({ put: [record('q0', { quality: 0.9 }), record('q1')] });
+        const loaded = byId(await store.loadRecords());
+        assertEqual(loaded[0]?.quality, 0.9, 'a replaced score');
+        assert(loaded[1] !== undefined && !('quality' in loaded[1]), 'a cleared score is absent, not undefined or null');
+      } finally {
+        await store.close().catch(() => undefined);
+      }
+      if (!store.persistent) return;
+      await withStore(open, async (reopened) => {
+        assertEqual(byId(await reopened.loadRecords()).map((r) => r.quality), [0.9, undefined, 0.1, 1 / 3, 5e-324], 'scores after reopen');
+      });
+    },
   },
   {
     name: 'records handed in or out are copies',

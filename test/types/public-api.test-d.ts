@@ -23,6 +23,10 @@ import {
   type SearchOptions,
   type SearchResult,
   type Trace,
+  functionModel,
+  type LanguageModel,
+  type Reranker,
+  type Timeline,
 } from '../../src/index.js';
 import * as nodeEntry from '../../src/node.js';
 
@@ -67,6 +71,36 @@ describe('SearchResult, Hit and explain', () => {
     expectTypeOf<Hit['explain']['neighbour']>().toEqualTypeOf<{ from: string; bonus: number } | undefined>();
     expectTypeOf<Trace['mode']>().toEqualTypeOf<'lexical' | 'vector' | 'hybrid'>();
     expectTypeOf<SearchResult['context']['text']>().toBeString();
+  });
+});
+
+describe('language models, re-rankers and the timeline', () => {
+  test('a language model is any object with complete(); adapters make one', () => {
+    expectTypeOf(createEngine).toBeCallableWith({ llm: { complete: async () => 'text' } });
+    expectTypeOf(createEngine).toBeCallableWith({ llm: { complete: async () => ({ text: 'x', promptTokens: 3, completionTokens: 1 }) } });
+    expectTypeOf(createMemory).toBeCallableWith({ llm: functionModel(async () => 'x'), reranker: (_q, candidates) => candidates.map((c) => c.id) });
+    expectTypeOf(functionModel(async () => 'x')).toMatchTypeOf<LanguageModel>();
+    expectTypeOf<Reranker>().returns.toEqualTypeOf<Promise<string[]> | string[]>();
+    // @ts-expect-error: complete must resolve to text
+    void createEngine({ llm: { complete: async () => 42 } });
+  });
+
+  test('stage options are closed unions, and the trace carries tokens and the queries searched', () => {
+    expectTypeOf<SearchOptions['synthesis']>().toEqualTypeOf<false | 'offline' | 'llm'>();
+    expectTypeOf<SearchOptions['assembly']>().toEqualTypeOf<'greedy' | 'diverse' | 'auto'>();
+    expectTypeOf<SearchOptions['fusion']>().toEqualTypeOf<'convex' | 'scaled' | 'rrf' | 'blend'>();
+    expectTypeOf<Trace['totalTokens']>().toEqualTypeOf<number>();
+    expectTypeOf<Trace['stages'][number]['promptTokens']>().toEqualTypeOf<number>();
+    expectTypeOf<Trace['queries'][number]['source']>().toEqualTypeOf<'original' | 'llm' | 'offline' | 'hyde'>();
+    expectTypeOf<Hit['explain']['rerank']>().toEqualTypeOf<{ by: 'llm' | 'hook' | 'rules'; from: number; to: number } | undefined>();
+    // @ts-expect-error: not a re-ranker
+    void ((engine: Engine) => engine.search('q', { rerank: { by: 'magic', inputLimit: 40 } }));
+  });
+
+  test('timeline on Engine and Memory', () => {
+    expectTypeOf<Engine['timeline']>().returns.resolves.toEqualTypeOf<Timeline>();
+    expectTypeOf<Memory['timeline']>().returns.resolves.toEqualTypeOf<Timeline>();
+    expectTypeOf<Timeline['by']>().toEqualTypeOf<'thread' | 'time'>();
   });
 });
 

@@ -1,5 +1,6 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
+import { createEngine } from '../../../src/index.js';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { storeSpec } from '../../spec/store-spec.js';
@@ -22,6 +23,13 @@ function describe(error: unknown): string {
 
 function memory(i: number, text = `memory ${i}`): MemoryRecord {
   return { id: `m${i}`, text, createdAt: 1_700_000_000_000 + i, priority: 1, pinned: false, tags: [], accessCount: 0 };
+}
+
+/** The columns of the memories table, in order, read straight from SQLite. */
+async function memoryColumns(db: Connection): Promise<string[]> {
+  const names: string[] = [];
+  await db.each('SELECT name FROM pragma_table_info(?1) ORDER BY cid', ['memories'], (row) => names.push(row.text(0)));
+  return names;
 }
 
 const lab = {
@@ -123,6 +131,62 @@ const lab = {
       version,
       expectedVersion: SCHEMA_VERSION,
       vectorRows,
+    };
+  },
+
+  /**
+   * A database at schema version 2 (the one before quality) is migrated on open: its records come back as they
+   * were, without a quality, its counter is kept, and an engine on it stores, updates and clears quality scores
+   * that survive a reopen.
+   */
+  async migrateFromVersion2(backend: SqliteBackend) {
+    const name = uniqueName(`v2-${backend}`);
+    const old = await Connection.open(backend, name);
+    await old.transaction(async () => {
+      await migrations[0]!(old);
+      await migrations[1]!(old);
+      await old.exec(`
+        INSERT INTO memories (id, text, created_at, priority, pinned, tags, access_count, project) VALUES
+          ('b', 'second', 2, 1, 0, '[]', 0, NULL), ('a', 'first', 1, 1.5, 1, '["t"]', 4, 'p');
+        INSERT INTO vectors (memory_id, embedder_id, dim, data) VALUES ('a', 'e', 2, X'0000803F00000040');
+        UPDATE state SET change_counter = 7;
+        PRAGMA user_version = 2;`);
+    });
+    const columnsBefore = await memoryColumns(old);
+    await old.close();
+
+    const store = await openSqliteStore({ name, backend });
+    const loaded = await store.loadRecords();
+    const counter = await store.changeCounter();
+    const vectors = await store.loadVectors('e', 2);
+    await store.close();
+
+    const check = await Connection.open(backend, name);
+    const version = Number(await check.scalar('PRAGMA user_version'));
+    const columnsAfter = await memoryColumns(check);
+    await check.close();
+
+    // An engine (no embedder) on the migrated database: set, change and clear quality; then reopen.
+    const engine = await createEngine({ store: await openSqliteStore({ name, backend }), embedder: null });
+    await engine.update('a', { quality: 0.25 });
+    await engine.update('b', { quality: 1 });
+    await engine.add({ id: 'c', text: 'third', quality: 0 });
+    await engine.update('b', { quality: null });
+    const refused = await engine.add({ id: 'd', text: 'fourth', quality: 1.5 }).then(() => 'stored', (e: unknown) => (isEngramError(e) ? e.code : describe(e)));
+    await engine.close();
+    const reopened = await createEngine({ store: await openSqliteStore({ name, backend }), embedder: null });
+    const afterReopen = Object.fromEntries((await reopened.export()).map((r) => [r.id, 'quality' in r ? r.quality : 'absent']));
+    await reopened.close();
+
+    return {
+      loaded: loaded.map((r) => ({ id: r.id, hasQuality: 'quality' in r, priority: r.priority, pinned: r.pinned, project: r.project ?? null, accessCount: r.accessCount })),
+      counter,
+      vectorIds: vectors.ids,
+      version,
+      expectedVersion: SCHEMA_VERSION,
+      addedColumns: columnsAfter.filter((c) => !columnsBefore.includes(c)),
+      refused,
+      afterReopen,
     };
   },
 

@@ -2,37 +2,12 @@
  * createMemory in Node, on a MessageChannel standing in for the worker: what the page side refuses before a call
  * crosses. (The real worker is tested in Chromium, test/browser/memory.test.ts.)
  */
-import * as Comlink from 'comlink';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemory } from '../../../src/client/create-memory.js';
-import type { WorkerApi } from '../../../src/client/protocol.js';
 import { EngramError } from '../../../src/errors.js';
+import { closeFakeWorkers, fakeWorker } from '../helpers/fake-worker.js';
 
-const ports: MessagePort[] = [];
-afterEach(() => {
-  for (const port of ports.splice(0)) port.close();
-});
-
-/** A worker that answers every call with nothing and records which methods reached it. */
-function fakeWorker(): { worker: Worker; received: string[] } {
-  const { port1, port2 } = new MessageChannel();
-  ports.push(port1, port2);
-  const received: string[] = [];
-  const api: WorkerApi = {
-    async open() {},
-    async call(method) {
-      received.push(method);
-      return { hits: [] } as never;
-    },
-    async status() {
-      throw new Error('not used');
-    },
-    async close() {},
-  };
-  Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
-  return { worker: port2 as unknown as Worker, received };
-}
+afterEach(closeFakeWorkers);
 
 async function errorOf(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(

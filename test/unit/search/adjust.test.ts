@@ -19,15 +19,19 @@ const arbEligible = fc.array(
     pinned: fc.boolean(),
     project: fc.constantFrom(undefined, 'web', 'api'),
     superseded: fc.boolean(),
+    quality: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
   }),
   { maxLength: 40 },
 );
 
-function toEligible(items: { fused: number; ageDays: number; priority: number; pinned: boolean; project: string | undefined; superseded: boolean }[]): Eligible[] {
+type Item = { fused: number; ageDays: number; priority: number; pinned: boolean; project: string | undefined; superseded: boolean; quality?: number | undefined };
+
+function toEligible(items: Item[]): Eligible[] {
   return items.map((item, i) => {
     const record: MemoryRecord = {
       id: `m${i}`, text: `memory ${i}`, createdAt: NOW - item.ageDays * DAY, priority: item.priority, pinned: item.pinned, tags: [], accessCount: 0,
       ...(item.project ? { project: item.project } : {}), ...(item.superseded ? { supersededBy: 'newer' } : {}),
+      ...(item.quality !== undefined ? { quality: item.quality } : {}),
     };
     const candidate: FusedCandidate = { id: record.id, fused: item.fused, rank: { lexical: i + 1, vector: null }, legScore: { lexical: item.fused, vector: null } };
     return { candidate, record, penalty: item.superseded ? 0.5 : 1 };
@@ -35,20 +39,22 @@ function toEligible(items: { fused: number; ageDays: number; priority: number; p
 }
 
 describe('adjust stage', () => {
-  it('scores fused × penalty × recency × boost, best first (stable on ties), and applies minScore unless raw', () => {
+  it('scores (fused + qualityWeight × quality) × penalty × recency × boost, best first (stable on ties), and applies minScore unless raw', () => {
+    const qualityWeight = fc.constantFrom(undefined, 0, 0.1, 0.5);
     fc.assert(
-      fc.property(arbEligible, fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), fc.constantFrom(undefined, 'web'), (items, minScore, raw, project) => {
-        const options = resolveSearchOptions({ minScore, raw, project });
+      fc.property(arbEligible, fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), fc.constantFrom(undefined, 'web'), qualityWeight, (items, minScore, raw, project, weight) => {
+        const options = resolveSearchOptions({ minScore, raw, project, qualityWeight: weight });
         const eligible = toEligible(items);
+        const added = (r: MemoryRecord) => (weight ?? 0.1) * (r.quality ?? 0);
         const naive = eligible
-          .map((e, order) => ({ id: e.record.id, order, score: e.candidate.fused * e.penalty * recency(e.record, NOW, options) * boost(e.record, options) }))
+          .map((e, order) => ({ id: e.record.id, order, score: (e.candidate.fused + added(e.record)) * e.penalty * recency(e.record, NOW, options) * boost(e.record, options) }))
           .sort((a, b) => b.score - a.score || a.order - b.order)
           .filter((s) => raw || s.score >= minScore);
         const out = adjust(eligible, options, NOW);
         expect(out.map((s) => s.record.id)).toEqual(naive.map((s) => s.id));
         out.forEach((s, i) => {
           expect(s.score).toBe(naive[i]!.score);
-          expect(s.score).toBe(s.candidate.fused * s.penalty * s.recency * s.boost);
+          expect(s.score).toBe((s.candidate.fused + s.quality) * s.penalty * s.recency * s.boost);
         });
       }),
       { numRuns: 200 },

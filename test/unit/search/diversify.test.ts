@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mmrSelect } from '../../../src/search/diversify.js';
+import { diversify, mmrSelect, tagJaccard } from '../../../src/search/diversify.js';
+import type { Scored } from '../../../src/search/adjust.js';
+import { resolveSearchOptions } from '../../../src/search/options.js';
 
 /** Naive MMR: recompute every max similarity from scratch at every step. */
 function naiveMmr(scores: number[], k: number, lambda: number, dup: number, sim: (a: number, b: number) => number) {
@@ -69,5 +71,42 @@ describe('diversify: MMR with duplicate drop', () => {
     expect(result.picked.map((p) => p.index)).toEqual([0, 2]);
     expect(result.picked[0]!.mmr).toBeCloseTo(0.78, 12);
     expect(result.picked[1]!.mmr).toBeCloseTo(0.78 * 0.8, 12);
+  });
+});
+
+describe('diversify: redundancy with tags', () => {
+  const scored = (id: string, score: number, tags: string[]): Scored => ({
+    candidate: { id, fused: score, rank: { lexical: 1, vector: null }, legScore: { lexical: score, vector: null } },
+    record: { id, text: `text of ${id}`, createdAt: 0, priority: 1, pinned: false, tags, accessCount: 0 },
+    penalty: 1, recency: 1, boost: 1, quality: 0, score,
+  });
+
+  it('Jaccard of tag sets', () => {
+    expect(tagJaccard(['a', 'b'], ['b', 'c'])).toBeCloseTo(1 / 3, 12);
+    expect(tagJaccard(['a', 'a'], ['a'])).toBe(1);
+    expect(tagJaccard([], [])).toBe(0);
+  });
+
+  it('counts max(similarity, tagWeight × tag Jaccard) as redundancy, so a same-tag runner-up yields to a different one', () => {
+    // Without vectors, texts are similar only when identical: the tags decide.
+    const candidates = [scored('a', 1, ['travel', 'lisbon']), scored('b', 0.95, ['travel', 'lisbon']), scored('c', 0.8, ['work'])];
+    const pick = (tagWeight: number) => diversify(candidates, resolveSearchOptions({ k: 2, diversity: { lambda: 0.5, duplicateThreshold: 0.94, tagWeight } }), null, 0).map((s) => s.record.id);
+    // λ·rel − (1−λ)·redundancy: b = 0.5·0.95 − 0.5·0.35 = 0.3 < c = 0.5·0.8 = 0.4.
+    expect(pick(0.35)).toEqual(['a', 'c']);
+    expect(pick(0)).toEqual(['a', 'b']);
+  });
+
+  it('leaves memories without a shared tag as they were, negative similarities included', () => {
+    // Three untagged candidates whose (raw) similarities are negative: the tag term must not lift them to 0.
+    const vectors = new Map([
+      ['a', Float32Array.from([1, 0])],
+      ['b', Float32Array.from([-0.6, 0.8])],
+      ['c', Float32Array.from([-0.6, -0.8])],
+    ]);
+    const index = { get: (id: string) => vectors.get(id) } as unknown as Parameters<typeof diversify>[2];
+    const candidates = [scored('a', 1, []), scored('b', 0.5, []), scored('c', 0.49, [])];
+    const pick = (tagWeight: number) =>
+      diversify(candidates, resolveSearchOptions({ k: 3, diversity: { lambda: 0.5, duplicateThreshold: 0.94, tagWeight } }), index, 0).map((s) => [s.record.id, s.mmr]);
+    expect(pick(0.35)).toEqual(pick(0));
   });
 });

@@ -37,6 +37,16 @@ describe('filter: hard eligibility', () => {
     expect(pass({ since: Date.UTC(2024, 2, 1), until: Date.UTC(2024, 2, 1) })).toEqual(['api']);
   });
 
+  it("reads scope as personal | shared | both, a memory without scope being personal", () => {
+    const scoped = [rec('mine', { scope: 'personal' }), rec('team', { scope: 'shared' }), rec('unscoped'), rec('other', { scope: 'me' })];
+    const scopePass = (scope: SearchFilter['scope']) => scoped.filter(compileEligibility({ filter: { scope }, deepRecall: false, now })!).map((r) => r.id);
+    expect(scopePass('personal')).toEqual(['mine', 'unscoped']);
+    expect(scopePass('shared')).toEqual(['team']);
+    expect(scopePass('both')).toEqual(['mine', 'team', 'unscoped']);
+    expect(scopePass(['shared', 'me'])).toEqual(['team', 'other']);
+    expect(scopePass('me')).toEqual(['other']);
+  });
+
   it('rejects unparsable dates and malformed lists with INVALID_INPUT', () => {
     for (const filter of [{ since: 'not a date' }, { until: NaN }, { since: new Date('x') }, { tags: 'bug' }, { kinds: [1] }] as SearchFilter[]) {
       let thrown: unknown;

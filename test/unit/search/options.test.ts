@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions, validateSearchOptions } from '../../../src/search/options.js';
+import { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../../../src/search/options.js';
 
 describe('search options', () => {
   it('defaults are the documented ones', () => {
     expect(validateSearchOptions(resolveSearchOptions())).toMatchObject({
       mode: 'auto', k: 5, candidatePool: 50, fusion: 'convex', rrfK: 60, weights: { lexical: 0.8, vector: 0.2 }, topRankBonus: false,
-      neighbours: { window: 2, weight: 0.5, lenders: 20 },
+      neighbours: { window: 2, weight: 0.5, lenders: 20, time: true, timeGapMs: 1_800_000 },
       deepRecall: false, deepRecallPenalty: 0.5, minScore: 0, raw: false, decay: { kind: 'hyperbolic', halfLifeDays: 60 },
       decayFrom: 'created', decayAlpha: 0.1, projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1,
-      diversity: { lambda: 0.78, duplicateThreshold: 0.94 }, tokenBudget: 2000, touch: true,
+      diversity: { lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 }, tokenBudget: 2000, touch: true,
+      understand: 'rules', synthesis: false, originalQueryWeight: 2, hyde: false, rerank: false, llmTimeoutMs: 20_000,
+      assembly: 'greedy', qualityWeight: 0.1,
     });
   });
 
@@ -21,7 +23,7 @@ describe('search options', () => {
 
   it('a partial object after false merges over the default', () => {
     const o = resolveSearchOptions({ diversity: false }, { diversity: { lambda: 0.5 } as never });
-    expect(o.diversity).toEqual({ lambda: 0.5, duplicateThreshold: 0.94 });
+    expect(o.diversity).toEqual({ lambda: 0.5, duplicateThreshold: 0.94, tagWeight: 0.35 });
     expect(resolveSearchOptions({ diversity: false }).diversity).toBe(false);
   });
 
@@ -31,7 +33,25 @@ describe('search options', () => {
     expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 2, weight: -1, lenders: 20 } }))).toThrow(/neighbours.weight/);
     expect(() => validateSearchOptions(resolveSearchOptions({ neighbours: { window: 2, weight: 0.5, lenders: -3 } }))).toThrow(/neighbours.lenders/);
     expect(validateSearchOptions(resolveSearchOptions({ neighbours: false })).neighbours).toBe(false);
-    expect(resolveSearchOptions({ neighbours: { weight: 0.2 } as never }).neighbours).toEqual({ window: 2, weight: 0.2, lenders: 20 });
+    expect(resolveSearchOptions({ neighbours: { weight: 0.2 } as never }).neighbours).toEqual({ window: 2, weight: 0.2, lenders: 20, time: true, timeGapMs: 1_800_000 });
+  });
+
+  it('checks the stage options, and a partial rerank fills in the rest', () => {
+    const bad: [Partial<SearchOptions>, RegExp][] = [
+      [{ understand: 'model' as never }, /understand/],
+      [{ synthesis: true as never }, /synthesis/],
+      [{ originalQueryWeight: -1 }, /originalQueryWeight/],
+      [{ hyde: 'yes' as never }, /hyde/],
+      [{ rerank: { by: 'magic' } as never }, /rerank.by/],
+      [{ rerank: { inputLimit: 201 } as never }, /rerank.inputLimit/],
+      [{ llmTimeoutMs: 0 }, /llmTimeoutMs/],
+      [{ assembly: 'random' as never }, /assembly/],
+      [{ qualityWeight: Number.NaN }, /qualityWeight/],
+      [{ diversity: { tagWeight: 2 } as never }, /diversity.tagWeight/],
+    ];
+    for (const [options, message] of bad) expect(() => validateSearchOptions(resolveSearchOptions(options))).toThrow(message);
+    expect(resolveSearchOptions({ rerank: { by: 'llm' } as never }).rerank).toEqual({ by: 'llm', inputLimit: 40 });
+    expect(resolveSearchOptions({ rerank: { inputLimit: 10 } as never }, { rerank: false }).rerank).toBe(false);
   });
 
   it('never mutates the frozen defaults', () => {

@@ -1,0 +1,9 @@
+/** `timeline` on the wire: on the method allowlist the worker checks, and bounded by the read timeout. */
+import { expect, it } from 'vitest';
+import { CALLABLE_METHODS, timeoutFor, WRITE_METHODS } from '../../../src/client/protocol.js';
+
+it('timeline is a callable read', () => {
+  expect(CALLABLE_METHODS.has('timeline')).toBe(true);
+  expect(WRITE_METHODS.has('timeline')).toBe(false);
+  expect(timeoutFor('timeline', { callMs: 111, writeMs: 222, openMs: 333 })).toBe(111);
+});

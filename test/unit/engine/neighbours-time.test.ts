@@ -1,0 +1,140 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/index.js';
+import { neighbourBonuses, NEIGHBOURS_BY_TIME, NEIGHBOURS_TIME_GAP_MS, ThreadIndex } from '../../../src/search/neighbours.js';
+import type { MemoryRecord } from '../../../src/types.js';
+
+const MINUTE = 60_000;
+
+function note(id: string, createdAt: number, thread?: string): MemoryRecord {
+  return { id, text: id, createdAt, priority: 1, pinned: false, tags: [], accessCount: 0, ...(thread === undefined ? {} : { meta: { thread } }) };
+}
+
+const ids = (list: { id: string }[]) => list.map((n) => n.id);
+
+describe('ThreadIndex: the time sequence of memories without a thread', () => {
+  it('gives them neighbours only when asked (byTime), by createdAt then arrival, never a threaded memory', () => {
+    const index = new ThreadIndex();
+    index.upsertAll([note('n2', 20), note('t', 15, 'T'), note('n1', 10), note('n3a', 30), note('n3b', 30)]);
+    expect(index.neighbours('n2', 2)).toEqual([]);
+    expect(index.neighbours('n2', 2, true)).toEqual([
+      { id: 'n1', distance: 1 },
+      { id: 'n3a', distance: 1 },
+      { id: 'n3b', distance: 2 },
+    ]);
+    expect(index.neighbours('t', 2, true)).toEqual([]);
+    expect(index.kindOf('n1')).toBe('time');
+    expect(index.kindOf('t')).toBe('thread');
+    expect(index.kindOf('nope')).toBeUndefined();
+    expect(index.size).toBe(1); // `size` counts threaded memories only, as before
+  });
+
+  it('stops each side at the first step longer than maxGapMs; threads ignore the gap', () => {
+    const index = new ThreadIndex();
+    // Two sittings an hour apart, and a thread with the same spacing.
+    index.upsertAll([0, 1, 2, 62, 63].map((m, i) => note(`n${i}`, m * MINUTE)));
+    index.upsertAll([0, 1, 2, 62, 63].map((m, i) => note(`t${i}`, m * MINUTE, 'T')));
+    expect(ids(index.neighbours('n2', 3, true, 30 * MINUTE))).toEqual(['n1', 'n0']);
+    expect(ids(index.neighbours('n3', 3, true, 30 * MINUTE))).toEqual(['n4']);
+    expect(ids(index.neighbours('n2', 3, true, 60 * MINUTE))).toEqual(['n1', 'n3', 'n0', 'n4']);
+    expect(ids(index.neighbours('n1', 1, true, 0))).toEqual([]);
+    expect(ids(index.neighbours('t2', 3, true, 0))).toEqual(['t1', 't3', 't0', 't4']);
+  });
+
+  it('matches a naive reference for any createdAt, window and gap', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 25 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 6 }),
+        (times, window, gap) => {
+          const index = new ThreadIndex();
+          const notes = times.map((t, i) => note(`n${i}`, t));
+          index.upsertAll(notes);
+          const order = notes.slice().sort((a, b) => a.createdAt - b.createdAt || Number(a.id.slice(1)) - Number(b.id.slice(1)));
+          for (const [at, anchor] of order.entries()) {
+            const expected: { id: string; distance: number }[] = [];
+            for (let d = 1; d <= window; d++) {
+              const reach = (to: number) => {
+                if (to < 0 || to >= order.length) return false;
+                const [lo, hi] = to < at ? [to, at] : [at, to];
+                for (let i = lo; i < hi; i++) if (order[i + 1]!.createdAt - order[i]!.createdAt > gap) return false;
+                return true;
+              };
+              if (reach(at - d)) expected.push({ id: order[at - d]!.id, distance: d });
+              if (reach(at + d)) expected.push({ id: order[at + d]!.id, distance: d });
+            }
+            expect(index.neighbours(anchor.id, window, true, gap)).toEqual(expected);
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('neighbourBonuses over time', () => {
+  const options = { window: 2, weight: 0.5, lenders: 20 };
+
+  it('is on by default with a 30-minute gap; time: false turns it off; timeGapMs moves the limit', () => {
+    expect(NEIGHBOURS_BY_TIME).toBe(true);
+    expect(NEIGHBOURS_TIME_GAP_MS).toBe(30 * MINUTE);
+    const index = new ThreadIndex();
+    index.upsertAll([note('a', 0), note('b', 10 * MINUTE), note('c', 100 * MINUTE)]);
+    const bonuses = (extra: object) => Object.fromEntries([...neighbourBonuses([{ id: 'a', score: 1 }], index, { ...options, ...extra })].map(([id, l]) => [id, l.bonus]));
+    expect(bonuses({})).toEqual({ b: 0.5 });
+    expect(bonuses({ time: false })).toEqual({});
+    expect(bonuses({ timeGapMs: 90 * MINUTE })).toEqual({ b: 0.5, c: 0.25 });
+    expect(bonuses({ timeGapMs: Infinity })).toEqual({ b: 0.5, c: 0.25 });
+  });
+
+  it('never changes anything for memories in threads', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ thread: fc.constantFrom('A', 'B'), at: fc.integer({ min: 0, max: 5 }) }), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 20 }),
+        (memories, scores) => {
+          const index = new ThreadIndex();
+          index.upsertAll(memories.map((m, i) => note(`m${i}`, m.at, m.thread)));
+          const scored = scores.slice(0, memories.length).map((score, i) => ({ id: `m${i}`, score }));
+          const on = neighbourBonuses(scored, index, { ...options, time: true, timeGapMs: Infinity });
+          const off = neighbourBonuses(scored, index, { ...options, time: false });
+          expect([...on]).toEqual([...off]);
+        },
+      ),
+    );
+  });
+});
+
+describe('neighbour support over time through createEngine', () => {
+  const NOW = Date.UTC(2024, 5, 1);
+  // Notes without a thread: one sitting of three, and one written a day earlier.
+  const notes = [
+    { id: 'yesterday', text: 'Groceries: oat milk, lentils, limes', createdAt: NOW - 24 * 60 * MINUTE },
+    { id: 'q', text: 'Did the landlord answer about the broken boiler?', createdAt: NOW - 3 * MINUTE },
+    { id: 'a', text: 'Yes, a plumber comes Thursday morning', createdAt: NOW - 2 * MINUTE },
+    { id: 'later', text: 'Book the dentist for next month', createdAt: NOW - MINUTE },
+  ];
+
+  it('brings the note written next to a matching one, and only within the sitting', async () => {
+    const engine = await createEngine({ clock: () => NOW });
+    await engine.add(notes);
+    const result = await engine.search('landlord boiler', { k: 5, mode: 'lexical' });
+    expect(ids(result.hits)[0]).toBe('q');
+    expect(ids(result.hits)).toContain('a');
+    expect(result.hits.find((h) => h.id === 'a')!.explain.neighbour).toMatchObject({ from: 'q' });
+    expect(ids(result.hits)).not.toContain('yesterday');
+    const off = await engine.search('landlord boiler', { k: 5, mode: 'lexical', neighbours: false });
+    expect(ids(off.hits)).toEqual(['q']);
+    await engine.close();
+  });
+
+  it('a memory that gains a thread leaves the time sequence', async () => {
+    const engine = await createEngine({ clock: () => NOW });
+    await engine.add(notes);
+    await engine.update('a', { meta: { thread: 'elsewhere' } });
+    const result = await engine.search('landlord boiler', { k: 5, mode: 'lexical' });
+    expect(ids(result.hits)).not.toContain('a');
+    expect(ids(result.hits)).toContain('later'); // now the next note in the sitting
+    await engine.close();
+  });
+});
