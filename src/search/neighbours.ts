@@ -28,14 +28,16 @@ interface Entry {
   createdAt: number;
   /** Arrival order: breaks createdAt ties. */
   seq: number;
+  /** Index in its sequence's `entries`, valid while the sequence is `indexed`. */
+  position: number;
 }
 
 /** One ordered sequence: a thread, or the time sequence of the memories without one. */
 interface Sequence {
   /** Entries in order once sorted; may hold stale entries (removed or re-filed) until the next read compacts it. */
   entries: Entry[];
-  /** id → position in `entries`; null until the next read rebuilds it. */
-  positions: Map<string, number> | null;
+  /** Whether every entry's `position` is its index (false until the next read renumbers them). */
+  indexed: boolean;
   sorted: boolean;
   /** Entries in `entries` that are no longer live. */
   stale: number;
@@ -45,7 +47,7 @@ interface Sequence {
 export type SequenceKind = 'thread' | 'time';
 
 function emptySequence(): Sequence {
-  return { entries: [], positions: new Map(), sorted: true, stale: 0 };
+  return { entries: [], indexed: true, sorted: true, stale: 0 };
 }
 
 /**
@@ -75,7 +77,7 @@ export class ThreadIndex {
         if (previous.thread === thread && previous.createdAt === record.createdAt) continue;
         this.remove(record.id);
       }
-      const entry: Entry = { id: record.id, thread, createdAt: record.createdAt, seq: previous?.seq ?? this.nextSeq++ };
+      const entry: Entry = { id: record.id, thread, createdAt: record.createdAt, seq: previous?.seq ?? this.nextSeq++, position: -1 };
       this.entries.set(record.id, entry);
       let sequence = this.time;
       if (thread !== undefined) {
@@ -86,9 +88,8 @@ export class ThreadIndex {
       const last = sequence.entries[sequence.entries.length - 1];
       // Appending in order (the common case: a chat grows at its end) keeps the sequence sorted and its positions valid.
       if (sequence.sorted && last !== undefined && compare(last, entry) > 0) sequence.sorted = false;
-      sequence.entries.push(entry);
-      if (sequence.positions && sequence.sorted && sequence.stale === 0) sequence.positions.set(entry.id, sequence.entries.length - 1);
-      else sequence.positions = null;
+      entry.position = sequence.entries.push(entry) - 1;
+      if (!sequence.sorted || sequence.stale > 0) sequence.indexed = false;
     }
   }
 
@@ -99,7 +100,7 @@ export class ThreadIndex {
     if (entry.thread !== undefined) this.threaded--;
     const sequence = this.sequenceOf(entry);
     sequence.stale++;
-    sequence.positions = null;
+    sequence.indexed = false;
     if (entry.thread !== undefined && sequence.stale === sequence.entries.length) this.threads.delete(entry.thread);
   }
 
@@ -125,7 +126,7 @@ export class ThreadIndex {
     const entry = this.entries.get(id);
     if (!entry || window < 1 || (entry.thread === undefined && !byTime)) return [];
     const sequence = this.sequenceOf(entry);
-    const at = this.positionsOf(sequence).get(id)!;
+    const at = this.positionOf(sequence, entry);
     const gap = entry.thread === undefined ? maxGapMs : Infinity;
     const { entries } = sequence;
     // Each side stops at the first step longer than the gap: what lies past it belongs to another stretch of time.
@@ -151,7 +152,7 @@ export class ThreadIndex {
     const entry = this.entries.get(id);
     if (!entry) return undefined;
     const sequence = this.sequenceOf(entry);
-    const at = this.positionsOf(sequence).get(id)!;
+    const at = this.positionOf(sequence, entry);
     const slice = (from: number, to: number) => sequence.entries.slice(Math.max(0, from), to).map((e) => e.id);
     return {
       before: slice(at - before, at),
@@ -164,21 +165,18 @@ export class ThreadIndex {
     return entry.thread === undefined ? this.time : this.threads.get(entry.thread)!;
   }
 
-  /** The sequence compacted and sorted, and its positions. */
-  private positionsOf(sequence: Sequence): Map<string, number> {
-    if (sequence.stale > 0) {
+  /** `entry`'s index in its sequence, compacting, sorting and renumbering the sequence first when a change left it stale. */
+  private positionOf(sequence: Sequence, entry: Entry): number {
+    if (!sequence.indexed) {
       // Live entries are exactly those the id map still points to.
-      sequence.entries = sequence.entries.filter((e) => this.entries.get(e.id) === e);
+      if (sequence.stale > 0) sequence.entries = sequence.entries.filter((e) => this.entries.get(e.id) === e);
+      if (!sequence.sorted) sequence.entries.sort(compare);
+      sequence.entries.forEach((e, i) => (e.position = i));
       sequence.stale = 0;
-      sequence.positions = null;
-    }
-    if (!sequence.sorted) {
-      sequence.entries.sort(compare);
       sequence.sorted = true;
-      sequence.positions = null;
+      sequence.indexed = true;
     }
-    if (!sequence.positions) sequence.positions = new Map(sequence.entries.map((e, i) => [e.id, i]));
-    return sequence.positions;
+    return entry.position;
   }
 }
 
