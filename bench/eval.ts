@@ -5,13 +5,13 @@
  * same memories and vectors. `--ablate` also runs the engine with one technique changed at a time.
  * The tables go to stdout, to `--json`, and (unless `--no-doc`) into docs/quality.md.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmbedder } from '../src/index.js';
 import { ablationTable, commitLabel, resultsTable, stageTargetCheck, targetCheck, updateMarkedBlock, type StageTarget } from './lib/report.js';
 import { closeEngines, engineRanker, minisearchDefaults, oramaHybrid, pureLeg } from './lib/rankers.js';
-import { evaluateRanker, loadConversations, scoredQuestions, type Ranker, type RankerReport } from './lib/run.js';
+import { dataFolder, evaluateRanker, loadOrSkip, scoredQuestions, type Ranker, type RankerReport } from './lib/run.js';
 import { ablations } from './lib/variants.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,10 +39,9 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { data: resolve(root, '../shared/data/locomo-dev'), json: undefined, writeDoc: true, ablate: false };
+  const args: Args = { data: dataFolder(argv), json: undefined, writeDoc: true, ablate: false };
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--data') args.data = resolve(argv[++i] ?? '');
-    else if (argv[i] === '--json') args.json = resolve(argv[++i] ?? '');
+    if (argv[i] === '--json') args.json = resolve(argv[++i] ?? '');
     else if (argv[i] === '--no-doc') args.writeDoc = false;
     else if (argv[i] === '--ablate') args.ablate = true;
   }
@@ -74,11 +73,8 @@ async function evaluateAll(list: readonly Ranker[], run: (ranker: Ranker) => Pro
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  if (!existsSync(args.data)) {
-    console.log(`eval: skipped, no data at ${args.data} (LoCoMo dev split lives in ../shared/data/locomo-dev)`);
-    return;
-  }
-  const conversations = loadConversations(args.data);
+  const conversations = loadOrSkip(args.data, 'eval');
+  if (!conversations) return;
   const questions = conversations.reduce((n, c) => n + scoredQuestions(c).length, 0);
   const embedder = await createEmbedder();
   console.error(`eval: ${conversations.length} conversations, ${questions} questions, embedder ${embedder.id}`);

@@ -11,14 +11,10 @@
  *            are each leg's own full ranking.
  * Terms: a LexicalIndex with the engine's default lexical options (same stop words and stemming as the engine).
  */
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defaultSearchOptions, LexicalIndex } from '../src/advanced.js';
 import { createEmbedder, createEngine, type Embedder, type Engine, type SearchOptions, type SearchResult } from '../src/index.js';
-import { CATEGORY_NAMES, loadConversations, scoredQuestions, type Conversation } from './lib/run.js';
+import { CATEGORY_NAMES, dataFolder, loadOrSkip, scoredQuestions, type Conversation } from './lib/run.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** A term in more than this share of a conversation's memories (a speaker's name, "time") is not informative. */
 const INFORMATIVE_DF = 0.05;
 /** Each leg's pool in a default search (`candidatePool`; a larger k widens it). */
@@ -61,7 +57,7 @@ interface QuestionRow {
 
 function parseArgs(argv: string[]): { data: string; examples: number } {
   const value = (flag: string) => (argv.includes(flag) ? (argv[argv.indexOf(flag) + 1] ?? '') : undefined);
-  return { data: resolve(value('--data') ?? resolve(root, '../shared/data/locomo-dev')), examples: Number(value('--examples') ?? 5) };
+  return { data: dataFolder(argv), examples: Number(value('--examples') ?? 5) };
 }
 
 const ranksOf = (result: SearchResult) => new Map(result.hits.map((h, i) => [h.id, i + 1]));
@@ -258,11 +254,8 @@ function report(rows: QuestionRow[], examples: number): void {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  if (!existsSync(args.data)) {
-    console.log(`limits: skipped, no data at ${args.data} (LoCoMo dev split lives in ../shared/data/locomo-dev)`);
-    return;
-  }
-  const conversations = loadConversations(args.data);
+  const conversations = loadOrSkip(args.data, 'limits');
+  if (!conversations) return;
   const embedder = await createEmbedder();
   const rows: QuestionRow[] = [];
   for (const conversation of conversations) rows.push(...(await analyseConversation(conversation, embedder)));

@@ -5,7 +5,6 @@
  * held-out figures match the defaults' own, the defaults are not fitted to these five files.
  * Writes the table into docs/quality.md (block `tune`) unless `--no-doc`.
  */
-import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultSearchOptions } from '../src/advanced.js';
@@ -13,12 +12,10 @@ import { createEmbedder } from '../src/index.js';
 import type { MetricRow } from './lib/metrics.js';
 import { closeEngines, engineRanker } from './lib/rankers.js';
 import { commitLabel, updateMarkedBlock } from './lib/report.js';
-import { evaluateRanker, loadConversations, type RankerReport } from './lib/run.js';
+import { dataFolder, evaluateRanker, loadOrSkip, type RankerReport } from './lib/run.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-const dataAt = args.indexOf('--data');
-const data = dataAt >= 0 ? resolve(args[dataAt + 1] ?? '') : resolve(root, '../shared/data/locomo-dev');
 
 interface Point {
   lexical: number;
@@ -33,11 +30,8 @@ const label = (p: Point) => `weights ${p.lexical} / ${+(1 - p.lexical).toFixed(1
 const objective = (row: MetricRow) => row.r10 + row.ndcg10;
 
 async function main(): Promise<void> {
-  if (!existsSync(data)) {
-    console.log(`tune: skipped, no data at ${data}`);
-    return;
-  }
-  const conversations = loadConversations(data);
+  const conversations = loadOrSkip(dataFolder(args), 'tune');
+  if (!conversations) return;
   const embedder = await createEmbedder();
   const reports: { point: Point; report: RankerReport }[] = [];
   for (const point of GRID) {

@@ -56,8 +56,9 @@ export interface Target {
 }
 
 /** Whether `engram` meets the target, line by line, against the `reference` ranker's categories. */
+const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+
 export function targetCheck(engram: RankerReport, reference: RankerReport, target: Target): string {
-  const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
   const lines = [
     `- recall@10 ≥ ${target.r10}: ${f3(engram.overall.r10)}, ${mark(engram.overall.r10 >= target.r10)}`,
     `- nDCG@10 ≥ ${target.ndcg10}: ${f3(engram.overall.ndcg10)}, ${mark(engram.overall.ndcg10 >= target.ndcg10)}`,
@@ -86,7 +87,6 @@ export interface StageTarget {
 }
 
 export function stageTargetCheck(engram: RankerReport, noThreads: RankerReport, target: StageTarget): string {
-  const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
   const lines = [
     `- recall@10 ≥ ${target.r10}: ${f3(engram.overall.r10)}, ${mark(engram.overall.r10 >= target.r10)}`,
     `- nDCG@10 ≥ ${target.ndcg10}: ${f3(engram.overall.ndcg10)}, ${mark(engram.overall.ndcg10 >= target.ndcg10)}`,

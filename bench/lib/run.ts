@@ -1,6 +1,7 @@
 /** Runs rankers over LoCoMo conversations and aggregates the metrics per category and per conversation. */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { readLocomoConversation, type LocomoConversation, type LocomoQuestion } from './locomo.js';
 import type { Embedder } from '../../src/index.js';
 import { MetricAccumulator, type MetricRow } from './metrics.js';
@@ -84,4 +85,20 @@ export function loadConversations(dir: string): Conversation[] {
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((name) => ({ name, ...readLocomoConversation(JSON.parse(readFileSync(join(dir, name), 'utf8'))) }));
+}
+
+/** Where the LoCoMo dev split lives unless `--data <folder>` says otherwise: `../shared/data/locomo-dev` beside the repo. */
+export const DEV_SPLIT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/data/locomo-dev');
+
+/** The folder `--data` names in `argv`, or the dev split. */
+export function dataFolder(argv: readonly string[]): string {
+  const at = argv.indexOf('--data');
+  return at >= 0 ? resolve(argv[at + 1] ?? '') : DEV_SPLIT;
+}
+
+/** The conversations in `folder`, or null after saying that `tool` is skipped because the folder is absent. */
+export function loadOrSkip(folder: string, tool: string): Conversation[] | null {
+  if (existsSync(folder)) return loadConversations(folder);
+  console.log(`${tool}: skipped, no data at ${folder} (LoCoMo dev split lives in ../shared/data/locomo-dev)`);
+  return null;
 }

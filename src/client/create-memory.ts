@@ -26,7 +26,8 @@ import {
 } from './protocol.js';
 import type { RecordLimits } from '../engine/records.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
-import { checkPageLanguageModel, checkPageReranker, pageCompletion, pageReranker } from './page-hooks.js';
+import { pageCompletion, pageReranker } from './page-hooks.js';
+import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import { InFlight } from '../util/in-flight.js';
 import type { Progress, SearchResult } from '../types.js';
 
@@ -96,8 +97,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   installErrorTransfer();
   const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {} } = options;
   checkRemoteSearchOptions(search);
-  const llm = checkPageLanguageModel(options.llm);
-  const reranker = checkPageReranker(options.reranker);
+  const llm = checkLanguageModel(options.llm);
+  const reranker = checkReranker(options.reranker);
   const timeouts: CallTimeouts = {
     callMs: checkTimeout('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
     writeMs: checkTimeout('writeTimeoutMs', options.writeTimeoutMs, DEFAULT_WRITE_TIMEOUT_MS),

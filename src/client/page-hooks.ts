@@ -18,22 +18,6 @@ export type PageCompletion = (prompt: string, maxTokens: number | undefined) => 
 /** The page's `reranker`, as the worker calls it. */
 export type PageReranker = (query: string, candidates: RerankCandidate[]) => Promise<string[]>;
 
-/** `MemoryOptions.llm`, checked in the page: null/undefined (none) or an object with a `complete` method. */
-export function checkPageLanguageModel(llm: unknown): LanguageModel | null {
-  if (llm === undefined || llm === null) return null;
-  if (typeof (llm as Partial<LanguageModel>).complete !== 'function') {
-    throw invalidInput('the llm option must be a language model: an object with a complete(prompt, options) method');
-  }
-  return llm as LanguageModel;
-}
-
-/** `MemoryOptions.reranker`, checked in the page: null/undefined (none) or a function. */
-export function checkPageReranker(reranker: unknown): Reranker | null {
-  if (reranker === undefined || reranker === null) return null;
-  if (typeof reranker !== 'function') throw invalidInput('the reranker option must be a function (query, candidates) => ids');
-  return reranker as Reranker;
-}
-
 /** Page side: the function that crosses for `llm` (wrapped in `Comlink.proxy` by the caller). */
 export function pageCompletion(llm: LanguageModel): PageCompletion {
   return async (prompt, maxTokens) => llm.complete(prompt, typeof maxTokens === 'number' ? { maxTokens } : {});

@@ -5,6 +5,7 @@ import { DEFAULT_MAX_QUERY_CHARS, type LexicalOptions } from '../lexical/lexical
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
+import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { Embedder, Progress } from '../types.js';
 import { QuantizedScan } from '../vector/quantized-scan.js';
@@ -94,12 +95,8 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   }
   const embedder = options.embedder ?? null;
   if (embedder !== null) checkEmbedder(embedder);
-  const llm = options.llm ?? null;
-  if (llm !== null && (typeof llm !== 'object' || typeof llm.complete !== 'function')) {
-    throw invalidInput('llm must be an object with a complete(prompt, options) function (see src/llm for adapters)');
-  }
-  const reranker = options.reranker ?? null;
-  if (reranker !== null && typeof reranker !== 'function') throw invalidInput('reranker must be a function (query, candidates) → ids');
+  const llm = checkLanguageModel(options.llm);
+  const reranker = checkReranker(options.reranker);
   return {
     store,
     embedder,

@@ -50,6 +50,11 @@ const UNSAFE = /[\p{Cc}\p{Cs}\p{Cn}]/gu;
 // Query terms are joined with a separator that sanitised text can never contain.
 const TERM_SEPARATOR = '\u0000';
 
+/** Text into the words the term processor sees: how indexed text, queries and `textTerms` are all split. */
+function tokenize(text: string): string[] {
+  return text.replace(UNSAFE, ' ').split(SPACE_OR_PUNCTUATION);
+}
+
 interface LexicalDoc {
   id: string;
   text: string;
@@ -126,7 +131,7 @@ export class LexicalIndex {
     return {
       fields: ['text', 'tags'],
       storeFields: [],
-      tokenize: (text: string) => text.replace(UNSAFE, ' ').split(SPACE_OR_PUNCTUATION),
+      tokenize,
       processTerm: (term: string) => {
         const terms = this.termOf(term);
         return terms.length === 0 ? null : terms.length === 1 ? terms[0] : terms;
@@ -160,9 +165,8 @@ export class LexicalIndex {
 
   /** The terms a query searches for: sanitised, processed like indexed text, distinct, capped. */
   queryTerms(query: string): string[] {
-    const cleaned = cutQuery(query, this.options.maxQueryChars).replace(UNSAFE, ' ');
     const terms = new Set<string>();
-    for (const token of cleaned.split(SPACE_OR_PUNCTUATION)) {
+    for (const token of tokenize(cutQuery(query, this.options.maxQueryChars))) {
       for (const term of this.termOf(token)) {
         if (terms.size >= this.options.maxQueryTerms) return [...terms];
         if (!term.includes(TERM_SEPARATOR)) terms.add(term);
@@ -181,16 +185,24 @@ export class LexicalIndex {
   }
 
   private boundOf(terms: readonly string[]): ReturnType<typeof bm25Bound> | null {
-    const index = this.options.prefix || this.options.fuzzy ? null : this.index_;
-    if (!index) return null;
+    const index = this.exactIndex();
+    return index ? bm25Bound(index, terms, this.fieldBoosts(), this.options.bm25) : null;
+  }
+
+  /** MiniSearch's index for exact-term scoring, or null when prefix or fuzzy matching needs its `search()`. */
+  private exactIndex(): MiniSearchIndex | null {
+    return this.options.prefix || this.options.fuzzy ? null : this.index_;
+  }
+
+  private fieldBoosts(): Record<'text' | 'tags', number> {
     const { text, tags } = this.options.fieldBoost;
-    return bm25Bound(index, terms, { text: text ?? 1, tags: tags ?? 1 }, this.options.bm25);
+    return { text: text ?? 1, tags: tags ?? 1 };
   }
 
   /** Every term of `text` in order, repeats kept, processed exactly like indexed text (for proximity and coverage). */
   textTerms(text: string): string[] {
     const out: string[] = [];
-    for (const token of text.replace(UNSAFE, ' ').split(SPACE_OR_PUNCTUATION)) for (const term of this.termOf(token)) out.push(term);
+    for (const token of tokenize(text)) for (const term of this.termOf(token)) out.push(term);
     return out;
   }
 
@@ -209,11 +221,8 @@ export class LexicalIndex {
     const terms = this.queryTerms(query);
     if (terms.length === 0 || limit <= 0) return [];
     // Exact-term queries: MiniSearch's ranking without its per-match objects and full sort (bm25-topk.ts).
-    const index = this.options.prefix || this.options.fuzzy ? null : this.index_;
-    if (index) {
-      const { text, tags } = this.options.fieldBoost;
-      return bm25TopK(index, terms, { text: text ?? 1, tags: tags ?? 1 }, this.options.bm25, limit, eligible);
-    }
+    const index = this.exactIndex();
+    if (index) return bm25TopK(index, terms, this.fieldBoosts(), this.options.bm25, limit, eligible);
     const results = this.search_.search(terms.join(TERM_SEPARATOR), {
       tokenize: (text) => text.split(TERM_SEPARATOR),
       processTerm: (term) => term,

@@ -1,13 +1,30 @@
 /**
- * Shape checks for what a language model or a re-ranker hands back, where Engram cannot trust it: the answer of an
- * app's function (functionModel) and whatever comes back from the page to the worker (src/client/page-hooks.ts).
+ * Shape checks for the language model and re-ranker an app passes, and for what they hand back where Engram cannot
+ * trust it: the answer of an app's function (functionModel) and whatever comes back from the page to the worker
+ * (src/client/page-hooks.ts).
  * Anything but the documented shapes is refused with INVALID_INPUT, so a search stage skips it and says why.
  */
 import { invalidInput } from '../errors.js';
-import type { LlmCompletion } from './types.js';
+import type { LanguageModel, LlmCompletion, Reranker } from './types.js';
 
 /** Longest answer text accepted (characters): far past what any stage asks for (`maxTokens`), short of a hang. */
 export const MAX_COMPLETION_CHARS = 1_000_000;
+
+/** The `llm` option of createEngine and createMemory: null/undefined (none) or an object with a `complete` method. */
+export function checkLanguageModel(llm: unknown): LanguageModel | null {
+  if (llm === undefined || llm === null) return null;
+  if (typeof llm !== 'object' || typeof (llm as Partial<LanguageModel>).complete !== 'function') {
+    throw invalidInput('llm must be an object with a complete(prompt, options) method (see src/llm for adapters)');
+  }
+  return llm as LanguageModel;
+}
+
+/** The `reranker` option of createEngine and createMemory: null/undefined (none) or a function. */
+export function checkReranker(reranker: unknown): Reranker | null {
+  if (reranker === undefined || reranker === null) return null;
+  if (typeof reranker !== 'function') throw invalidInput('reranker must be a function (query, candidates) → ids');
+  return reranker as Reranker;
+}
 
 /** A completion as `LanguageModel.complete` must resolve: a string, or `{ text, promptTokens?, completionTokens? }`. */
 export function checkCompletion(value: unknown, source: string): LlmCompletion {

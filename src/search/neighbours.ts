@@ -111,12 +111,6 @@ export class ThreadIndex {
     this.threaded = 0;
   }
 
-  /** Which sequence holds `id`, or undefined when the index does not know it. */
-  kindOf(id: string): SequenceKind | undefined {
-    const entry = this.entries.get(id);
-    return entry === undefined ? undefined : entry.thread === undefined ? 'time' : 'thread';
-  }
-
   /**
    * Memories of the same sequence within `window` places of `id`, nearest first (before, then after, at each
    * distance). A memory without a thread has neighbours only when `byTime` is set: then the other memories

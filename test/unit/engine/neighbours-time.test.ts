@@ -23,9 +23,9 @@ describe('ThreadIndex: the time sequence of memories without a thread', () => {
       { id: 'n3b', distance: 2 },
     ]);
     expect(index.neighbours('t', 2, true)).toEqual([]);
-    expect(index.kindOf('n1')).toBe('time');
-    expect(index.kindOf('t')).toBe('thread');
-    expect(index.kindOf('nope')).toBeUndefined();
+    expect(index.around('n1', 0, 0)?.by).toBe('time');
+    expect(index.around('t', 0, 0)?.by).toBe('thread');
+    expect(index.around('nope', 0, 0)).toBeUndefined();
     expect(index.size).toBe(1); // `size` counts threaded memories only, as before
   });
 
