@@ -46,14 +46,36 @@ const OPTIONAL_COLUMNS = COLUMNS.filter((c) => !['id', 'text', 'created_at', 'ta
 const NUMBER_COLUMNS = new Set(['created_at', 'priority', 'valid_until', 'access_count', 'last_accessed_at', 'updated_at', 'quality']);
 const exactNumber = (column: string) => `iif(typeof(${column}) = 'real', printf('%!.17g', ${column}), ${column})`;
 const loadedColumn = (column: string) => (column === 'meta' ? 'json(meta)' : NUMBER_COLUMNS.has(column) ? exactNumber(column) : column);
-export const LOAD_RECORDS = `
+const loadRecordsFrom = (rows: string) => `
   SELECT count(*), max(rowid),
     CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
     CAST(group_concat(text, '') AS BLOB), json_group_array(octet_length(text)),
     json_group_array(${exactNumber('created_at')}), '[' || group_concat(tags, ',') || ']',
     json_group_array(json_array(id, ${OPTIONAL_COLUMNS.map(loadedColumn).join(', ')}))
       FILTER (WHERE priority != 1 OR pinned != 0 OR access_count != 0 OR ${OPTIONAL_COLUMNS.filter((c) => !['priority', 'pinned', 'access_count'].includes(c)).map((c) => `${c} IS NOT NULL`).join(' OR ')})
-  FROM (SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
+  FROM (${rows})`;
+export const LOAD_RECORDS = loadRecordsFrom(`SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK}`);
+// The same columns for the rows of up to LOAD_CHUNK ids bound as one JSON array (each an index lookup), in rowid
+// order so that a legacy duplicate id (see the engine's open) comes back in the order a full load gives.
+export const LOAD_RECORDS_BY_IDS = loadRecordsFrom(
+  'SELECT rowid, * FROM memories WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY rowid',
+);
+// Summaries (store.ts RecordSummary) a chunk per call in rowid order: ids as UTF-8 bytes plus lengths, createdAt and
+// tags for every row, the rest only for rows that have one. Texts are never read out.
+export const LOAD_SUMMARIES = `
+  SELECT count(*), max(rowid),
+    CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
+    json_group_array(${exactNumber('created_at')}), '[' || group_concat(tags, ',') || ']',
+    json_group_array(json_array(id, project, scope, kind, ${exactNumber('valid_until')}, superseded_by, thread))
+      FILTER (WHERE project IS NOT NULL OR scope IS NOT NULL OR kind IS NOT NULL OR valid_until IS NOT NULL
+                 OR superseded_by IS NOT NULL OR thread IS NOT NULL)
+  FROM (SELECT rowid, id, created_at, tags, project, scope, kind, valid_until, superseded_by,
+               iif(json_type(meta, '$.thread') IN ('text', 'integer', 'real'), meta -> '$.thread', NULL) AS thread
+        FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
+export type SummaryRow = [
+  id: string, project: string | null, scope: string | null, kind: string | null, validUntil: LoadedNumber | null,
+  supersededBy: string | null, thread: string | null,
+];
 /** A loaded number column: a JSON number, or the 17-digit text of a REAL (see NUMBER_COLUMNS). */
 export type LoadedNumber = number | string;
 export type OptionalRow = [

@@ -1,15 +1,24 @@
 /** The SQLite store: Engram's Store on wa-sqlite, one connection, every call serialised. */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
-import type { PackedVectors, Store, StoreWrite } from '../src/store/store.js';
+import type { PackedVectors, RecordSummary, Store, StoreWrite } from '../src/store/store.js';
 import type { MemoryRecord } from '../src/types.js';
 import { Connection, isIoFailure, isQuotaFailure, type SqliteBackend } from './sqlite.js';
 import { readSentinel, writeSentinel } from './sentinel.js';
 import {
-  CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_VECTORS, loadedNumber, setOptionalFields, toRow, UPSERT_RECORDS,
-  UPSERT_VECTORS, type LoadedNumber, type OptionalRow,
+  CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_RECORDS_BY_IDS, LOAD_SUMMARIES, LOAD_VECTORS, loadedNumber,
+  setOptionalFields, toRow, UPSERT_RECORDS, UPSERT_VECTORS, type LoadedNumber, type OptionalRow, type SummaryRow,
 } from './sqlite-rows.js';
 import { migrate } from './sqlite-schema.js';
 import { splitUtf8 } from './utf8.js';
+
+/**
+ * The vectors of a list of ids (a JSON array, ?3) in one statement: ids as one JSON array, rows as one concatenated
+ * blob in the same order (both aggregates walk the same rows). Each id is a lookup in the (memory_id, embedder_id) index.
+ */
+const LOAD_VECTORS_BY_IDS = `
+  SELECT count(*), json_group_array(memory_id), CAST(group_concat(data, '') AS BLOB)
+  FROM (SELECT v.memory_id, v.data FROM json_each(?3) AS j JOIN vectors AS v ON v.memory_id = j.value AND v.embedder_id = ?1
+        WHERE v.dim = ?2 AND length(v.data) = ?4)`;
 
 export interface SqliteStoreOptions {
   /** Database name: letters, digits, '_', '-' and '.'. */
@@ -183,56 +192,114 @@ export class SqliteStore implements Store {
     return this.serial('load memories', async () => {
       const records: MemoryRecord[] = [];
       for (let after = 0; ; ) {
+        const chunk = await this.readRecordChunk(LOAD_RECORDS, [after], records);
+        after = chunk.lastRowid;
+        if (chunk.rows < LOAD_CHUNK) return records;
+      }
+    });
+  }
+
+  loadRecordsByIds(ids: readonly string[]): Promise<MemoryRecord[]> {
+    return this.serial('load memories by id', async () => {
+      const records: MemoryRecord[] = [];
+      for (let start = 0; start < ids.length; start += LOAD_CHUNK) {
+        await this.readRecordChunk(LOAD_RECORDS_BY_IDS, [JSON.stringify(ids.slice(start, start + LOAD_CHUNK))], records);
+      }
+      return records;
+    });
+  }
+
+  loadRecordSummaries(): Promise<RecordSummary[]> {
+    return this.serial('load memory summaries', async () => {
+      const summaries: RecordSummary[] = [];
+      for (let after = 0; ; ) {
         let rows = 0;
         let ids: string[] = [];
-        let texts: string[] = [];
         let createdAt: number[] = [];
         let tags: string[][] = [];
-        let optional: OptionalRow[] = [];
-        await this.db.each(LOAD_RECORDS, [after], (row) => {
+        let optional: SummaryRow[] = [];
+        await this.db.each(LOAD_SUMMARIES, [after], (row) => {
           rows = row.number(0);
           if (rows === 0) return;
           after = row.number(1);
-          // A blob is a view into WebAssembly memory, valid until the next read: each is split as soon as it is taken.
-          const idLengths = JSON.parse(row.text(3)) as number[];
-          ids = splitUtf8(row.blob(2), idLengths);
-          const textLengths = JSON.parse(row.text(5)) as number[];
-          texts = splitUtf8(row.blob(4), textLengths);
-          createdAt = (JSON.parse(row.text(6)) as LoadedNumber[]).map(loadedNumber);
-          tags = JSON.parse(row.text(7)) as string[][];
-          optional = row.isNull(8) ? [] : (JSON.parse(row.text(8)) as OptionalRow[]);
+          ids = splitUtf8(row.blob(2), JSON.parse(row.text(3)) as number[]);
+          createdAt = (JSON.parse(row.text(4)) as LoadedNumber[]).map(loadedNumber);
+          tags = JSON.parse(row.text(5)) as string[][];
+          optional = row.isNull(6) ? [] : (JSON.parse(row.text(6)) as SummaryRow[]);
         });
-        if (ids.length !== rows || texts.length !== rows || createdAt.length !== rows || tags.length !== rows) {
-          throw new EngramError(ErrorCode.STORE_FAILED, 'load memories: the columns of a chunk disagree in length');
+        if (ids.length !== rows || createdAt.length !== rows || tags.length !== rows) {
+          throw new EngramError(ErrorCode.STORE_FAILED, 'load memory summaries: the columns of a chunk disagree in length');
         }
-        const start = records.length;
-        for (let i = 0; i < rows; i++) {
-          records.push({ id: ids[i]!, text: texts[i]!, createdAt: createdAt[i]!, priority: 1, pinned: false, tags: tags[i]!, accessCount: 0 });
-        }
+        const start = summaries.length;
+        for (let i = 0; i < rows; i++) summaries.push({ id: ids[i]!, createdAt: createdAt[i]!, tags: tags[i]! });
         if (optional.length > 0) {
-          const byId = new Map(records.slice(start).map((record) => [record.id, record]));
-          for (const fields of optional) setOptionalFields(byId.get(fields[0])!, fields);
+          const byId = new Map(summaries.slice(start).map((summary) => [summary.id, summary]));
+          for (const [id, project, scope, kind, validUntil, supersededBy, thread] of optional) {
+            const summary = byId.get(id)!;
+            if (project !== null) summary.project = project;
+            if (scope !== null) summary.scope = scope;
+            if (kind !== null) summary.kind = kind;
+            if (validUntil !== null) summary.validUntil = loadedNumber(validUntil);
+            if (supersededBy !== null) summary.supersededBy = supersededBy;
+            if (thread !== null) summary.thread = JSON.parse(thread) as string | number;
+          }
         }
-        if (rows < LOAD_CHUNK) return records;
+        if (rows < LOAD_CHUNK) return summaries;
       }
     });
+  }
+
+  /** Runs one chunk statement of sqlite-rows.ts's record columns and appends its records to `records`. */
+  private async readRecordChunk(sql: string, params: (string | number)[], records: MemoryRecord[]): Promise<{ rows: number; lastRowid: number }> {
+    let rows = 0;
+    let lastRowid = 0;
+    let ids: string[] = [];
+    let texts: string[] = [];
+    let createdAt: number[] = [];
+    let tags: string[][] = [];
+    let optional: OptionalRow[] = [];
+    await this.db.each(sql, params, (row) => {
+      rows = row.number(0);
+      if (rows === 0) return;
+      lastRowid = row.number(1);
+      // A blob is a view into WebAssembly memory, valid until the next read: each is split as soon as it is taken.
+      const idLengths = JSON.parse(row.text(3)) as number[];
+      ids = splitUtf8(row.blob(2), idLengths);
+      const textLengths = JSON.parse(row.text(5)) as number[];
+      texts = splitUtf8(row.blob(4), textLengths);
+      createdAt = (JSON.parse(row.text(6)) as LoadedNumber[]).map(loadedNumber);
+      tags = JSON.parse(row.text(7)) as string[][];
+      optional = row.isNull(8) ? [] : (JSON.parse(row.text(8)) as OptionalRow[]);
+    });
+    if (ids.length !== rows || texts.length !== rows || createdAt.length !== rows || tags.length !== rows) {
+      throw new EngramError(ErrorCode.STORE_FAILED, 'load memories: the columns of a chunk disagree in length');
+    }
+    const start = records.length;
+    for (let i = 0; i < rows; i++) {
+      records.push({ id: ids[i]!, text: texts[i]!, createdAt: createdAt[i]!, priority: 1, pinned: false, tags: tags[i]!, accessCount: 0 });
+    }
+    if (optional.length > 0) {
+      // A chunk holds an id twice only for a legacy duplicate (the engine's open): both rows get their own fields, in order.
+      const rowsOf = new Map<string, MemoryRecord[]>();
+      for (const record of records.slice(start)) rowsOf.set(record.id, [...(rowsOf.get(record.id) ?? []), record]);
+      const seen = new Map<string, number>();
+      for (const fields of optional) {
+        const nth = seen.get(fields[0]) ?? 0;
+        seen.set(fields[0], nth + 1);
+        setOptionalFields(rowsOf.get(fields[0])![nth]!, fields);
+      }
+    }
+    return { rows, lastRowid };
   }
 
   loadVectors(vectorSpace: string, dim: number): Promise<PackedVectors> {
     return this.serial('load vectors', async () => {
       const ids: string[] = [];
       const chunks: Uint8Array[] = [];
-      for (let after = 0; ; ) {
-        let rows = 0;
-        await this.db.each(LOAD_VECTORS, [vectorSpace, dim, after, dim * 4], (row) => {
-          rows = row.number(0);
-          if (rows === 0) return;
-          after = row.number(1);
-          ids.push(...(JSON.parse(row.text(2)) as string[]));
-          chunks.push(row.blob(3).slice());
-        });
-        if (rows < LOAD_CHUNK) break;
-      }
+      await this.eachVectorChunk(vectorSpace, dim, (chunkIds, blob) => {
+        ids.push(...chunkIds);
+        chunks.push(blob.slice());
+      });
       const data = new Float32Array(ids.length * dim);
       const bytes = new Uint8Array(data.buffer);
       let offset = 0;
@@ -242,6 +309,52 @@ export class SqliteStore implements Store {
       }
       return { vectorSpace, dim, ids, data };
     });
+  }
+
+  loadVectorsByIds(vectorSpace: string, dim: number, wanted: readonly string[]): Promise<PackedVectors> {
+    return this.serial('load vectors by id', async () => {
+      const unique = [...new Set(wanted)];
+      const ids: string[] = [];
+      const data = new Float32Array(unique.length * dim);
+      const bytes = new Uint8Array(data.buffer);
+      for (let start = 0; start < unique.length; start += LOAD_CHUNK) {
+        await this.db.each(LOAD_VECTORS_BY_IDS, [vectorSpace, dim, JSON.stringify(unique.slice(start, start + LOAD_CHUNK)), dim * 4], (row) => {
+          if (row.number(0) === 0) return;
+          // The blob is a view into WebAssembly memory, valid until the next read: copied at once.
+          bytes.set(row.blob(2), ids.length * dim * 4);
+          ids.push(...(JSON.parse(row.text(1)) as string[]));
+        });
+      }
+      return { vectorSpace, dim, ids, data: data.subarray(0, ids.length * dim) };
+    });
+  }
+
+  loadVectorChunks(vectorSpace: string, dim: number, onChunk: (chunk: PackedVectors) => void): Promise<void> {
+    return this.serial('load vectors', () =>
+      this.eachVectorChunk(vectorSpace, dim, (ids, blob) => {
+        // One chunk's floats at a time: the caller keeps codes, never every float at once.
+        const data = new Float32Array(ids.length * dim);
+        new Uint8Array(data.buffer).set(blob);
+        onChunk({ vectorSpace, dim, ids, data });
+      }),
+    );
+  }
+
+  /**
+   * Pages through the stored vectors of a space, a chunk (LOAD_CHUNK rows) at a time: `onChunk` gets its ids and
+   * its floats' bytes, a view into WebAssembly memory valid only during the call. Run inside `serial`.
+   */
+  private async eachVectorChunk(vectorSpace: string, dim: number, onChunk: (ids: string[], blob: Uint8Array) => void): Promise<void> {
+    for (let after = 0; ; ) {
+      let rows = 0;
+      await this.db.each(LOAD_VECTORS, [vectorSpace, dim, after, dim * 4], (row) => {
+        rows = row.number(0);
+        if (rows === 0) return;
+        after = row.number(1);
+        onChunk(JSON.parse(row.text(2)) as string[], row.blob(3));
+      });
+      if (rows < LOAD_CHUNK) return;
+    }
   }
 
   async write(change: StoreWrite): Promise<void> {

@@ -9,9 +9,16 @@ export interface BenchArgs {
   sections: string[];
   /** Largest size for end-to-end ingest with the real built-in model (it embeds every text). */
   modelIngestMax: number;
+  /** Memories of the one-million scale (`--million` = 1,000,000; `--million-n 200000` to try the path smaller); 0 = not run. */
+  millionN: number;
+  /** Also build and time MiniSearch at that scale, in its own Node process (slow: minutes). */
+  millionPeers: boolean;
 }
 
-export const SECTIONS = ['node', 'browser', 'embedder', 'worker'];
+export const SECTIONS = ['node', 'browser', 'embedder', 'worker', 'million'];
+/** The one-million scale is slow: it runs only when asked for. */
+export const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'million');
+export const MILLION = 1_000_000;
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
   const args: BenchArgs = {
@@ -19,8 +26,10 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     dims: [384, 100],
     rounds: 10,
     budgetMs: 20_000,
-    sections: SECTIONS,
+    sections: DEFAULT_SECTIONS,
     modelIngestMax: 10_000,
+    millionN: 0,
+    millionPeers: false,
   };
   const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const numbers = (flag: string, value: string | undefined) => {
@@ -28,8 +37,18 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`bench: ${flag} wants positive integers, got "${value}"`);
     return out;
   };
+  let sectionsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
+    // Switches without a value.
+    if (flag === '--million') {
+      args.millionN = MILLION;
+      continue;
+    }
+    if (flag === '--million-peers') {
+      args.millionPeers = true;
+      continue;
+    }
     const value = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : argv[++i];
     const name = flag.replace(/=.*/, '');
     if (name === '--sizes') args.sizes = numbers(name, value).sort((a, b) => a - b);
@@ -37,12 +56,16 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     else if (name === '--rounds') args.rounds = numbers(name, value)[0]!;
     else if (name === '--budget') args.budgetMs = numbers(name, value)[0]!;
     else if (name === '--model-ingest-max') args.modelIngestMax = numbers(name, value)[0]!;
+    else if (name === '--million-n') args.millionN = numbers(name, value)[0]!;
     else if (name === '--sections') {
+      sectionsGiven = true;
       args.sections = list(value);
       const unknown = args.sections.filter((s) => !SECTIONS.includes(s));
       if (unknown.length > 0) throw new Error(`bench: unknown section(s) ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
     } else throw new Error(`bench: unknown option ${flag}`);
   }
+  if (args.millionN > 0 && !sectionsGiven) args.sections = [...DEFAULT_SECTIONS, 'million'];
+  if (args.sections.includes('million') && args.millionN === 0) args.millionN = MILLION;
   return args;
 }
 
@@ -54,5 +77,7 @@ export function toArgv(args: BenchArgs): string[] {
     `--budget=${args.budgetMs}`,
     `--sections=${args.sections.join(',')}`,
     `--model-ingest-max=${args.modelIngestMax}`,
+    ...(args.millionN > 0 ? [`--million-n=${args.millionN}`] : []),
+    ...(args.millionPeers ? ['--million-peers'] : []),
   ];
 }

@@ -5,51 +5,19 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import type { Plugin, ViteDevServer } from 'vite';
 import { CHROMIUM_PATH, chromiumArgs } from '../../test/browser/harness.js';
-import { startViteServer } from '../../test/browser/vite-server.js';
+import { startServer } from './browser-server.js';
 import { parseArgs } from './args.js';
 import { queriesToJson, World } from './data.js';
 import type { LoopOptions, SectionResult } from './measure.js';
-import { benchWords, cacheDir, corpusStem, DATA_VERSION, loadCorpus } from './node-data.js';
-import { repoRoot, resultsDir } from './paths.js';
+import { benchQueries, benchWords, cacheDir, corpusStem, DATA_VERSION, loadCorpus } from './node-data.js';
+import { resultsDir } from './paths.js';
 import { ADD_PROBE, guarded } from './suite.js';
 
 function log(message: string): void {
   console.log(`[bench browser ${new Date().toISOString().slice(11, 19)}] ${message}`);
-}
-
-/**
- * In this server only, the worker's import of the embedder module resolves to the bench input adapter, which
- * serves precomputed vectors for `{ bench }` options and hands every other option to the real createEmbedder.
- */
-function benchEmbedderShim(): Plugin {
-  const shim = resolve(repoRoot, 'bench/perf/browser/embedder-shim.ts');
-  return {
-    name: 'engram-bench-embedder-shim',
-    enforce: 'pre',
-    resolveId(source, importer) {
-      if (importer && /[\\/]worker[\\/]index\.ts$/.test(importer.split('?')[0]!) && /src\/embedder\/index(\.[jt]s)?$/.test(source)) return shim;
-      return null;
-    },
-  };
-}
-
-function startServer(): Promise<{ server: ViteDevServer; baseURL: string }> {
-  // Other people edit the tree while the bench runs: no file watching, no hot reload of the page mid-run.
-  return startViteServer({
-    frozen: true,
-    config: {
-      plugins: [benchEmbedderShim()],
-      // Its own optimizer cache, so the test server's cache is never invalidated by this config.
-      cacheDir: resolve(repoRoot, 'node_modules/.vite-bench'),
-      // Pre-bundled up front: a dependency discovered mid-run would make Vite reload the page.
-      optimizeDeps: { include: ['minisearch', '@orama/orama', 'comlink'] },
-      logLevel: (process.env.BENCH_VITE_LOG as 'info' | undefined) ?? 'warn',
-    },
-  });
 }
 
 async function openPage(context: BrowserContext, url: string): Promise<Page> {
@@ -86,7 +54,7 @@ async function main(): Promise<void> {
   loadCorpus(world, largest);
   const queriesFile = `queries-v${DATA_VERSION}-s${world.seed}.json`;
   mkdirSync(cacheDir, { recursive: true });
-  writeFileSync(join(cacheDir, queriesFile), JSON.stringify(queriesToJson(world.queries())));
+  writeFileSync(join(cacheDir, queriesFile), JSON.stringify(queriesToJson(benchQueries(world))));
   const stem = `/bench/results/cache/${corpusStem(largest, world.seed)}`;
   const queriesUrl = `/bench/results/cache/${queriesFile}`;
 

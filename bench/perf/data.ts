@@ -37,7 +37,22 @@ export interface Corpus {
   vectors: Float32Array;
 }
 
-export type QueryKind = 'topical' | 'rare' | 'question' | 'common' | 'stopwords' | 'paragraph';
+export type QueryKind = 'topical' | 'rare' | 'question' | 'common' | 'stopwords' | 'paragraph' | 'zipf' | 'common-4' | 'paragraph-64';
+
+/** The query sets every system is timed on: the fixed set, and issue 16's Zipfian worst-case set. */
+export type QuerySetName = 'standard' | 'worst-case';
+export const QUERY_SETS: readonly QuerySetName[] = ['standard', 'worst-case'];
+
+/** Size of the worst-case set: one query in ten is the four most frequent words, one in twenty a 64-term paragraph. */
+export const WORST_CASE_QUERY_COUNT = 40;
+/** Distinct indexed terms of a worst-case paragraph: the lexical leg reads at most 64 terms of a query. */
+export const PARAGRAPH_TERMS = 64;
+
+/** What the lexical leg keeps of a word: the stop list and the stemmer (passed in, so this module stays pure). */
+export interface TermRules {
+  stopWords: ReadonlySet<string>;
+  stem: (word: string) => string;
+}
 
 export interface BenchQuery {
   name: string;
@@ -45,10 +60,16 @@ export interface BenchQuery {
   text: string;
   /** Synthetic 384-d query vector (same model as the corpus). */
   vector: Float32Array;
+  /** Which query set it belongs to; absent = 'standard'. */
+  set?: QuerySetName;
 }
 
 /** Kinds that are the worst cases for one leg or the other: they must be inside the p99. */
-export const WORST_CASE_KINDS: readonly QueryKind[] = ['common', 'stopwords', 'paragraph'];
+export const WORST_CASE_KINDS: readonly QueryKind[] = ['common', 'stopwords', 'paragraph', 'common-4', 'paragraph-64'];
+
+export function querySet(queries: readonly BenchQuery[], set: QuerySetName): BenchQuery[] {
+  return queries.filter((q) => (q.set ?? 'standard') === set);
+}
 
 /** sfc32: small, fast and identical in every JS engine. */
 export function prng(seed: number): () => number {
@@ -274,6 +295,61 @@ export class World {
     const topics = [0, 1, 2].map(() => Math.floor(random() * TOPIC_COUNT));
     const paragraph = this.render(this.wordsFor(topics, 180, random), random);
     add('paragraph-180w', 'paragraph', paragraph, topics);
+    return out;
+  }
+
+  /**
+   * Issue 16's Zipfian worst-case set, deterministic from the seed: query q is the four most frequent words that
+   * survive the stop list (in a shuffled order) when q % 10 = 0, a pasted paragraph about three topics holding
+   * PARAGRAPH_TERMS distinct indexed terms when q % 20 = 5, and otherwise an ordinary query of 2-6 words drawn
+   * like a memory's words (Zipfian, 30% from one topic), stop words included.
+   */
+  worstCaseQueries(rules: TermRules, count = WORST_CASE_QUERY_COUNT): BenchQuery[] {
+    const random = prng(hashSeed(this.seed, 0x16_16));
+    const out: BenchQuery[] = [];
+    const add = (name: string, kind: QueryKind, text: string, topics: number[], topicWeight?: number): void => {
+      const vector = this.embed(this.tokenize(text), topics, new Float32Array(this.dim), topicWeight);
+      out.push({ name, kind, text, vector, set: 'worst-case' });
+    };
+    const common = this.mostFrequentIndexed(rules, 4);
+    for (let q = 0; q < count; q++) {
+      if (q % 10 === 0) {
+        const words = [...common];
+        for (let i = words.length - 1; i > 0; i--) {
+          const j = Math.floor(random() * (i + 1));
+          [words[i], words[j]] = [words[j]!, words[i]!];
+        }
+        add(`zipf-${q + 1}-common-4`, 'common-4', words.join(' '), [], 0);
+      } else if (q % 20 === 5) {
+        const topics = [0, 1, 2].map(() => Math.floor(random() * TOPIC_COUNT));
+        const ids: number[] = [];
+        const terms = new Set<string>();
+        while (terms.size < PARAGRAPH_TERMS) {
+          const id = this.wordsFor(topics, 1, random)[0]!;
+          ids.push(id);
+          const word = this.vocabulary[id]!;
+          if (!rules.stopWords.has(word)) terms.add(rules.stem(word));
+        }
+        add(`zipf-${q + 1}-paragraph-64`, 'paragraph-64', this.render(ids, random), topics);
+      } else {
+        const topic = Math.floor(random() * TOPIC_COUNT);
+        const ids = this.wordsFor([topic], 2 + Math.floor(random() * 5), random);
+        add(`zipf-${q + 1}`, 'zipf', ids.map((id) => this.vocabulary[id]!).join(' '), [topic]);
+      }
+    }
+    return out;
+  }
+
+  /** The `count` most frequent words whose indexed terms are distinct and not stop words. */
+  mostFrequentIndexed(rules: TermRules, count: number): string[] {
+    const out: string[] = [];
+    const terms = new Set<string>();
+    for (const word of this.vocabulary) {
+      if (rules.stopWords.has(word) || terms.has(rules.stem(word))) continue;
+      terms.add(rules.stem(word));
+      out.push(word);
+      if (out.length === count) break;
+    }
     return out;
   }
 }

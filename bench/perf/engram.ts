@@ -4,6 +4,7 @@
  * vectors (the engine still normalises, stores, indexes and scans them: only the model call is replaced).
  */
 import type { BenchQuery, Corpus } from './data.js';
+import { percentile } from './measure.js';
 import { K } from './peers.js';
 import type { Embedder, MemoryInput, SearchOptions, SearchResult } from '../../src/index.js';
 
@@ -56,6 +57,11 @@ export class PrecomputedEmbedder implements Embedder {
     return this;
   }
 
+  addVector(text: string, vector: Float32Array): this {
+    this.table.set(text, vector);
+    return this;
+  }
+
   addQueries(queries: readonly BenchQuery[], vectorOf: (query: BenchQuery) => Float32Array = (q) => q.vector): this {
     for (const query of queries) this.table.set(query.text, vectorOf(query));
     return this;
@@ -82,5 +88,13 @@ export class StageTimes {
       list.push(stage.ms);
       this.byStage.set(stage.name, list);
     }
+  }
+
+  /** Mean, p50 and p99 per stage, in the order the stages first ran. */
+  rows(): { stage: string; mean: number; p50: number; p99: number }[] {
+    return [...this.byStage].map(([stage, times]) => {
+      const sorted = [...times].sort((a, b) => a - b);
+      return { stage, mean: times.reduce((s, t) => s + t, 0) / Math.max(1, times.length), p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+    });
   }
 }

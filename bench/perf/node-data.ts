@@ -6,8 +6,18 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { corpusFromParts, vocabularyFrom, World, type Corpus, type CorpusJson } from './data.js';
+import { corpusFromParts, vocabularyFrom, World, type BenchQuery, type Corpus, type CorpusJson, type TermRules } from './data.js';
 import { resultsDir } from './paths.js';
+import { stemEnglish } from '../../src/lexical/stem.js';
+import { ENGLISH_STOP_WORDS } from '../../src/lexical/stopwords.js';
+
+/** The engine's default term rules (stop list and stemmer), for the worst-case set's "indexed terms". */
+export const ENGINE_TERM_RULES: TermRules = { stopWords: ENGLISH_STOP_WORDS, stem: stemEnglish };
+
+/** Every query set, flat: the fixed set, then issue 16's worst-case set (each query says its set). */
+export function benchQueries(world: World): BenchQuery[] {
+  return [...world.queries(), ...world.worstCaseQueries(ENGINE_TERM_RULES)];
+}
 
 /** Bump when the generator changes, so stale caches are never read. */
 export const DATA_VERSION = 1;

@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --sizes 1000,10000 --dims 384 --rounds 5 --budget 10000 --sections node,browser --no-doc]`
- * (`--report-only` re-renders the docs from bench/results/latest.json without measuring)
+ * (`--report-only` re-renders the docs from bench/results/latest.json without measuring; `--doc-dir=<dir>` writes them
+ * there instead of docs/; `--million` adds the one-million scale, `--million-n 200000` the same path smaller)
  *
  * Runs every section in its own process (fresh heap each): Node (pure pipeline and peers), headless Chromium
  * (the real worker on OPFS and peers in the page), then `npm run bench:embedder` and `npm run bench:worker`
@@ -9,19 +10,37 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, toArgv } from './args.js';
 import type { SectionResult } from './measure.js';
 import { docsDir, repoRoot, resultsDir } from './paths.js';
-import { charts, renderMarkdown, targetRows, type BenchResults, type ExtraSection } from './report.js';
+import { charts, renderMarkdown, targetRows, type BenchResults, type ExtraSection, type SectionLoad } from './report.js';
 
 const argv = process.argv.slice(2);
 const writeDoc = !argv.includes('--no-doc');
 const reportOnly = argv.includes('--report-only');
-const args = parseArgs(argv.filter((a) => a !== '--no-doc' && a !== '--report-only'));
+// `--doc-dir=/tmp/x` renders the docs there instead of docs/ (to inspect a run without touching docs/bench.md).
+const docDirFlag = argv.find((a) => a.startsWith('--doc-dir='));
+const outDir = docDirFlag ? docDirFlag.slice('--doc-dir='.length) : docsDir;
+// `--keep-others`: sections not run now keep their figures from the previous bench/results/latest.json, so the slow
+// million section can be run on its own and still land in one report.
+const keepOthers = argv.includes('--keep-others');
+const args = parseArgs(argv.filter((a) => a !== '--no-doc' && a !== '--report-only' && a !== docDirFlag && a !== '--keep-others'));
 const failures: string[] = [];
+/** 1-minute load average at the start and end of each section: the machine is shared. */
+const loads: SectionLoad[] = [];
 mkdirSync(resultsDir, { recursive: true });
+
+function timedSection<T>(section: string, body: () => T): T {
+  const start = loadavg()[0]!;
+  const t0 = performance.now();
+  try {
+    return body();
+  } finally {
+    loads.push({ section, start, end: loadavg()[0]!, minutes: (performance.now() - t0) / 60_000 });
+  }
+}
 
 if (reportOnly) {
   const results = JSON.parse(readFileSync(join(resultsDir, 'latest.json'), 'utf8')) as BenchResults;
@@ -48,10 +67,11 @@ const sectionArgs = toArgv(args);
 for (const [section, file, command, extra] of [
   ['node', 'node.json', process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', 'bench/perf/node.ts']],
   ['browser', 'browser.json', process.execPath, ['--import', 'tsx', 'bench/perf/browser.ts']],
+  ['million', 'million.json', process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', 'bench/perf/million.ts']],
 ] as const) {
   if (!args.sections.includes(section)) continue;
   rmSync(join(resultsDir, file), { force: true });
-  run(`${section} section`, command, [...extra, ...sectionArgs]);
+  timedSection(section, () => run(`${section} section`, command, [...extra, ...sectionArgs]));
 }
 
 // Sections other parts of the project add as npm scripts; their own output is kept verbatim.
@@ -61,7 +81,7 @@ for (const section of ['embedder', 'worker']) {
   const script = `bench:${section}`;
   if (!args.sections.includes(section) || !scripts[script]) continue;
   console.log(`\n=== ${script} ===`);
-  const result = spawnSync('npm', ['run', '--silent', script], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const result = timedSection(section, () => spawnSync('npm', ['run', '--silent', script], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 << 20 }));
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
   process.stdout.write(output);
   if (result.status !== 0) failures.push(`npm run ${script} exited with ${result.status ?? result.signal}`);
@@ -70,22 +90,31 @@ for (const section of ['embedder', 'worker']) {
 
 const node = args.sections.includes('node') ? readSection('node.json') : null;
 const browser = args.sections.includes('browser') ? readSection('browser.json') : null;
+const million = args.sections.includes('million') ? readSection('million.json') : null;
+const previous: BenchResults | null = keepOthers && existsSync(join(resultsDir, 'latest.json')) ? (JSON.parse(readFileSync(join(resultsDir, 'latest.json'), 'utf8')) as BenchResults) : null;
+const kept = (section: string) => previous !== null && !args.sections.includes(section);
+if (previous) {
+  for (const load of previous.meta.loads ?? []) if (kept(load.section)) loads.push(load);
+  for (const section of previous.extra) if (kept(section.script.replace('bench:', '')) && !extra.some((e) => e.script === section.script)) extra.push(section);
+}
 const results: BenchResults = {
   meta: {
     date: new Date().toISOString(),
-    command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
-    sizes: args.sizes,
-    dims: args.dims,
+    command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}${previous ? ` (other sections from the run of ${previous.meta.date.slice(0, 16)}: ${previous.meta.command})` : ''}`,
+    sizes: kept('node') && kept('browser') ? previous!.meta.sizes : args.sizes,
+    dims: kept('node') && kept('browser') ? previous!.meta.dims : args.dims,
     rounds: args.rounds,
     budgetMs: args.budgetMs,
     node: process.version,
     cpus: cpus().length,
     cpu: cpus()[0]?.model ?? 'unknown',
-    chromium: String(browser?.env.chromium ?? 'not run'),
+    chromium: String(browser?.env.chromium ?? million?.env.chromium ?? 'not run'),
     failures,
+    loads,
   },
-  node,
-  browser,
+  node: node ?? (kept('node') ? previous!.node : null),
+  browser: browser ?? (kept('browser') ? previous!.browser : null),
+  million: million ?? (kept('million') ? (previous!.million ?? null) : null),
   extra,
 };
 writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 1));
@@ -99,10 +128,10 @@ if (failures.length > 0) {
 }
 
 function writeDocs(results: BenchResults): void {
-  mkdirSync(docsDir, { recursive: true });
+  mkdirSync(outDir, { recursive: true });
   const chartFiles = charts(results);
-  for (const chart of chartFiles) writeFileSync(join(docsDir, chart.file), chart.svg);
-  writeFileSync(join(docsDir, 'bench.md'), renderMarkdown(results, chartFiles));
-  writeFileSync(join(docsDir, 'bench.json'), JSON.stringify(results, null, 1));
-  console.log(`wrote docs/bench.md, docs/bench.json, ${chartFiles.map((c) => `docs/${c.file}`).join(', ')}`);
+  for (const chart of chartFiles) writeFileSync(join(outDir, chart.file), chart.svg);
+  writeFileSync(join(outDir, 'bench.md'), renderMarkdown(results, chartFiles));
+  writeFileSync(join(outDir, 'bench.json'), JSON.stringify(results, null, 1));
+  console.log(`wrote ${outDir}/bench.md, bench.json, ${chartFiles.map((c) => c.file).join(', ')}`);
 }

@@ -2,9 +2,9 @@
  * One size of one corpus, every system, the same way in Node and in the page: the naive reference (exact
  * answers), Engram variants (ingest, each measured search, stage breakdown, recall@10), MiniSearch, Orama.
  */
-import { prefix, type BenchQuery, type Corpus } from './data.js';
+import { prefix, QUERY_SETS, querySet, type BenchQuery, type Corpus, type QuerySetName } from './data.js';
 import { ENGRAM_OPS, INGEST_BATCH, memoryInputs, RECALL_OPTIONS, StageTimes, type EngramOp, type PrecomputedEmbedder } from './engram.js';
-import { meanRecall, percentile, timeQueries, type FigureRow, type Latency, type LoopOptions, type SectionResult } from './measure.js';
+import { meanRecall, timeQueries, type FigureRow, type Latency, type LoopOptions, type SectionResult } from './measure.js';
 import { buildMiniSearch, buildOrama, K, NaiveVectors, oramaThresholds, type System } from './peers.js';
 import type { Engine } from '../../src/index.js';
 
@@ -35,6 +35,7 @@ export interface SizeContext {
   /** The first N memories are the store; the next ADD_PROBE are the add probe. */
   corpus: Corpus;
   n: number;
+  /** Every query set, flat (each query names its set): every system is timed on each set in turn. */
   queries: BenchQuery[];
   loop: LoopOptions;
   engram: EngramVariant[];
@@ -44,14 +45,15 @@ export interface SizeContext {
 }
 
 export async function benchSize(out: SectionResult, ctx: SizeContext): Promise<void> {
-  const { queries, loop, section, n } = ctx;
+  const { loop, section, n } = ctx;
   const corpus = prefix(ctx.corpus, n);
   const { dim } = corpus;
+  const sets = QUERY_SETS.map((set) => ({ set, queries: querySet(ctx.queries, set) })).filter((s) => s.queries.length > 0);
   const figure = (system: string) => (metric: string, value: number, unit: string): void => {
     out.figures.push({ section, dim, n, system, metric, value, unit } satisfies FigureRow);
   };
-  const latency = (system: string, op: string, l: Latency): void => {
-    out.latency.push({ section, dim, n, system, op, ...l });
+  const latency = (system: string, op: string, set: QuerySetName, l: Latency): void => {
+    out.latency.push({ section, dim, n, system, op, set, ...l });
   };
   const heapDelta = async (base: number | null, system: string): Promise<void> => {
     const now = await ctx.heapBytes();
@@ -60,9 +62,13 @@ export async function benchSize(out: SectionResult, ctx: SizeContext): Promise<v
 
   ctx.log(`${dim}-d, ${n}: naive reference`);
   const naive = new NaiveVectors(corpus);
-  const exact = await timeQueries(queries, (q) => naive.search(q), loop);
-  latency(naive.name, 'vector top-10', exact.latency);
-  const thresholds = oramaThresholds(naive, queries);
+  const exact = new Map<BenchQuery, string[]>();
+  for (const { set, queries } of sets) {
+    const timed = await timeQueries(queries, (q) => naive.search(q), loop);
+    latency(naive.name, 'vector top-10', set, timed.latency);
+    for (const [q, ids] of timed.answers) exact.set(q, ids);
+  }
+  const thresholds = oramaThresholds(naive, ctx.queries);
 
   for (const variant of ctx.engram) {
     await guarded(out, `${variant.system} at ${dim}-d, N = ${n}`, ctx.log, () => benchVariant(variant));
@@ -77,23 +83,22 @@ export async function benchSize(out: SectionResult, ctx: SizeContext): Promise<v
     figure(variant.system)('import memories/s', n / ((performance.now() - start) / 1000), '/s');
     if (!variant.ownHeap) await heapDelta(base, variant.system);
 
-    const stages = new StageTimes();
-    for (const op of Object.keys(ENGRAM_OPS) as EngramOp[]) {
-      ctx.log(`${dim}-d, ${n}: ${variant.system} ${op}`);
-      const timed = await timeQueries(queries, async (q) => {
-        const result = await engine.search(q.text, ENGRAM_OPS[op]);
-        if (op === 'hybrid') stages.record(result);
-        return result;
-      }, loop);
-      latency(variant.system, op, timed.latency);
+    for (const { set, queries } of sets) {
+      const stages = new StageTimes();
+      for (const op of Object.keys(ENGRAM_OPS) as EngramOp[]) {
+        ctx.log(`${dim}-d, ${n}: ${variant.system} ${op} (${set} set)`);
+        const timed = await timeQueries(queries, async (q) => {
+          const result = await engine.search(q.text, ENGRAM_OPS[op]);
+          if (op === 'hybrid') stages.record(result);
+          return result;
+        }, loop);
+        latency(variant.system, op, set, timed.latency);
+      }
+      out.stages.push(...stages.rows().map((row) => ({ section, dim, n, system: variant.system, set, ...row })));
+      const approx = new Map<BenchQuery, string[]>();
+      for (const q of queries) approx.set(q, (await engine.search(q.text, RECALL_OPTIONS)).hits.map((h) => h.id));
+      figure(variant.system)(recallMetric(set), meanRecall(approx, new Map(queries.map((q) => [q, exact.get(q)!])), K), '');
     }
-    for (const [stage, times] of stages.byStage) {
-      const sorted = [...times].sort((a, b) => a - b);
-      out.stages.push({ section, dim, n, system: variant.system, stage, p50: percentile(sorted, 50), p99: percentile(sorted, 99) });
-    }
-    const approx = new Map<BenchQuery, string[]>();
-    for (const q of queries) approx.set(q, (await engine.search(q.text, RECALL_OPTIONS)).hits.map((h) => h.id));
-    figure(variant.system)('vector recall@10', meanRecall(approx, exact.answers, K), '');
     ctx.log(`${dim}-d, ${n}: ${variant.system} add`);
     const probe = memoryInputs(ctx.corpus, n, n + ADD_PROBE);
     const addStart = performance.now();
@@ -102,8 +107,10 @@ export async function benchSize(out: SectionResult, ctx: SizeContext): Promise<v
     await engine.remove(probe.map((m) => m.id!));
     if (variant.switchable) {
       variant.switchable.useLive = true;
-      const timed = await timeQueries(queries, (q) => engine.search(q.text, ENGRAM_OPS.hybrid), loop);
-      latency(variant.system, 'hybrid + query embedding', timed.latency);
+      for (const { set, queries } of sets) {
+        const timed = await timeQueries(queries, (q) => engine.search(q.text, ENGRAM_OPS.hybrid), loop);
+        latency(variant.system, 'hybrid + query embedding', set, timed.latency);
+      }
       variant.switchable.useLive = false;
     }
     await variant.after?.(engine, figure(variant.system));
@@ -122,9 +129,17 @@ export async function benchSize(out: SectionResult, ctx: SizeContext): Promise<v
       const system = await build();
       figure(name)('build memories/s', n / ((performance.now() - start) / 1000), '/s');
       await heapDelta(base, name);
-      latency(name, op, (await timeQueries(queries, (q) => system.search(q), loop)).latency);
+      for (const { set, queries } of sets) {
+        ctx.log(`${dim}-d, ${n}: ${name} (${set} set)`);
+        latency(name, op, set, (await timeQueries(queries, (q) => system.search(q), loop)).latency);
+      }
     });
   }
+}
+
+/** Recall on the fixed set keeps its old name, so older results still line up. */
+export function recallMetric(set: QuerySetName): string {
+  return set === 'standard' ? 'vector recall@10' : `vector recall@10 (${set} set)`;
 }
 
 /** A failure of one system is recorded in the results and the run goes on with the others. */

@@ -14,18 +14,24 @@ import type { IndexSnapshot } from '../lexical/snapshot.js';
 import { ThreadIndex } from '../search/neighbours.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { runPipeline, type PipelineState } from '../search/pipeline.js';
+import type { RecordSummary } from '../store/store.js';
 import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions } from '../types.js';
 import { embedTexts } from './embed.js';
 import { encodeLexical, openLexical } from './lexical-snapshot.js';
 import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
 import { RecordTable } from './record-table.js';
 import { applyPatch, changesIndexed, checkId, cloneRecord, describe, recordFromImport, recordFromInput } from './records.js';
-import { planSupersede, type SupersedePlan } from './supersede.js';
+import { planSupersedeAsync, type SupersedePlan } from './supersede.js';
 import { TouchWriter } from './touch-writer.js';
 import { VectorState } from './vector-state.js';
 import { WriteQueue } from './write-queue.js';
 
 export type { EngineOptions } from './options.js';
+
+/** A summary in the shape the thread index files (it reads id, createdAt and meta.thread). */
+function threadEntry(summary: RecordSummary): Pick<MemoryRecord, 'id' | 'createdAt' | 'meta'> {
+  return summary.thread === undefined ? { id: summary.id, createdAt: summary.createdAt } : { id: summary.id, createdAt: summary.createdAt, meta: { thread: summary.thread } };
+}
 
 /** When a record last changed: updatedAt, else createdAt. */
 function lastChange(record: MemoryRecord): number {
@@ -77,6 +83,12 @@ export interface Engine {
   readonly lexicalSource: 'snapshot' | 'rebuilt';
 }
 
+/**
+ * The background load of every record starts after the first search is answered, or this long after open: it
+ * shares the worker's thread (and the store) with that first search.
+ */
+const RECORD_LOAD_GRACE_MS = 1000;
+
 /** Most memories `timeline` returns on each side of its anchor. */
 export const MAX_TIMELINE_SIDE = 100;
 const DEFAULT_TIMELINE_SIDE = 3;
@@ -112,6 +124,8 @@ class EngramEngine implements Engine {
   private readonly vectors: VectorState;
   lexicalSource: 'snapshot' | 'rebuilt' = 'rebuilt';
   private closed = false;
+  /** Until the background load of every record starts (`startRecordLoad`). */
+  private recordLoadTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly options: ResolvedEngineOptions) {
     this.lexical = new LexicalIndex(options.lexical);
@@ -120,19 +134,44 @@ class EngramEngine implements Engine {
     this.vectors = new VectorState(options, this.records, this.queue);
   }
 
+  /**
+   * Opens from the stored summaries when the store can read records by id: searches are answered before (or, for a
+   * table above `residentRecords`, without) every record being in memory. Otherwise every record is loaded here.
+   */
   async open(): Promise<void> {
     const { store } = this.options;
-    let records: MemoryRecord[];
+    /** Every record, when this open read them all. */
+    let loaded: MemoryRecord[] | null = null;
     try {
-      records = await store.loadRecords();
+      const summaries = store.loadRecordSummaries && store.loadRecordsByIds ? await store.loadRecordSummaries() : null;
+      const loader = store.loadRecordsByIds?.bind(store);
+      const onDemand = summaries && loader && this.records.startOnDemand(summaries, loader, this.options.residentRecords, this.options.recordCacheSize);
+      if (!onDemand) {
+        // No by-id reads, or a legacy database with an id stored twice (loadDistinct): every record, resident.
+        loaded = this.loadDistinct(await store.loadRecords());
+        this.records.fillResident(loaded);
+      }
     } catch (error) {
       throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories from the store');
     }
-    records = this.loadDistinct(records);
-    this.threads.upsertAll(records);
-    this.lexicalSource = await openLexical(this.lexical, records, this.records, this.options.indexSnapshot, store);
+    this.threads.upsertAll([...this.records.summaryValues()].map(threadEntry));
+    this.lexicalSource = await openLexical(this.lexical, this.records, this.options.indexSnapshot, store);
+    this.recordLoadTimer = setTimeout(this.startRecordLoad, RECORD_LOAD_GRACE_MS);
+    // Node: the background load must not keep the process alive.
+    (this.recordLoadTimer as { unref?: () => void }).unref?.();
     await this.vectors.attach(this.options.embedder);
   }
+
+  /** Starts the background load of every record (once): after the first search, or a moment after open. */
+  private readonly startRecordLoad = (): void => {
+    if (this.recordLoadTimer === null) return;
+    clearTimeout(this.recordLoadTimer);
+    this.recordLoadTimer = null;
+    void this.records.loadInBackground((error) =>
+      this.options.onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories in the background')),
+    );
+  };
+
 
   async indexSnapshot(): Promise<IndexSnapshot> {
     this.checkOpen();
@@ -179,7 +218,7 @@ class EngramEngine implements Engine {
       }
       if (created.length === 0) return [];
       const vectors = await this.vectors.embedAll(created, opts.onProgress);
-      const { batch, stored } = this.planSupersede(created, vectors);
+      const { batch, stored } = await this.planSupersede(created, vectors);
       await this.queue.commit({ put: [...batch, ...stored], vectors: this.vectors.pack(batch, vectors) }, () => {
         this.applyRecords(batch, vectors);
         for (const record of stored) this.records.set(record);
@@ -204,6 +243,8 @@ class EngramEngine implements Engine {
         }
       }
       if (batch.length === 0) return [];
+      const pending = this.records.preload(batch.map((r) => r.id));
+      if (pending) await pending;
       // Memories already stored with the same text keep their vector; the others are embedded.
       const vectors = await this.vectors.embedAll(batch, opts.onProgress, (r) => this.vectors.reusableVector(r));
       await this.queue.commit({ put: batch, vectors: this.vectors.pack(batch, vectors) }, () => this.applyRecords(batch, vectors));
@@ -214,7 +255,7 @@ class EngramEngine implements Engine {
   update(id: string, patch: MemoryPatch): Promise<MemoryRecord> {
     this.checkOpen();
     return this.queue.run(async () => {
-      const current = this.mustGet(id);
+      const current = await this.mustLoad(id);
       const next = applyPatch(current, patch, this.options.clock(), this.options.limits);
       const textChanged = next.text !== current.text;
       const vectors = textChanged ? await this.vectors.embedAll([next]) : null;
@@ -239,14 +280,15 @@ class EngramEngine implements Engine {
       const gone = new Set(list.filter((id) => this.records.has(id)));
       if (gone.size === 0) return 0;
       // Memories superseded by a removed one become live again rather than vanish.
-      const restored: MemoryRecord[] = [];
-      for (const record of this.records.values()) {
-        if (record.supersededBy !== undefined && gone.has(record.supersededBy) && !gone.has(record.id)) {
-          const copy = cloneRecord(record);
-          delete copy.supersededBy;
-          restored.push(copy);
-        }
+      const restoredIds: string[] = [];
+      for (const summary of this.records.summaryValues()) {
+        if (summary.supersededBy !== undefined && gone.has(summary.supersededBy) && !gone.has(summary.id)) restoredIds.push(summary.id);
       }
+      const restored = (await this.records.getMany(restoredIds)).map((record) => {
+        const copy = cloneRecord(record);
+        delete copy.supersededBy;
+        return copy;
+      });
       await this.queue.commit({ remove: [...gone], put: restored }, () => {
         for (const id of gone) {
           this.records.delete(id);
@@ -283,6 +325,10 @@ class EngramEngine implements Engine {
       reranker: this.options.reranker,
     };
     const result = await runPipeline(state, query, resolved, now);
+    this.startRecordLoad();
+    // The hits' records were read by the pipeline; a slow stage (a language model) may have let them be evicted.
+    const pending = this.records.preload(result.hits.map((h) => h.id));
+    if (pending) await pending;
     if (resolved.touch && result.hits.length > 0) this.touches.touch(result.hits.map((h) => h.id), now);
     for (const hit of result.hits) hit.memory = cloneRecord(this.records.get(hit.id) ?? hit.memory);
     return result;
@@ -291,15 +337,22 @@ class EngramEngine implements Engine {
   async get(id: string): Promise<MemoryRecord | null> {
     this.checkOpen();
     checkId(id, 'get');
-    const record = this.records.get(id);
+    const record = await this.records.getOne(id);
     return record ? cloneRecord(record) : null;
   }
 
   async timeline(id: string, options: TimelineOptions = {}): Promise<Timeline> {
     this.checkOpen();
     const { before, after } = checkTimelineOptions(options);
-    const anchor = this.mustGet(id);
-    const around = this.threads.around(id, before, after)!;
+    let anchor = await this.mustLoad(id);
+    let around = this.threads.around(id, before, after)!;
+    // Until every record is in memory and none changed while they were read (then each is read in this task).
+    for (let pending = this.records.preload([...around.before, ...around.after]); pending; ) {
+      await pending;
+      anchor = await this.mustLoad(id);
+      around = this.threads.around(id, before, after)!;
+      pending = this.records.preload([id, ...around.before, ...around.after]);
+    }
     const copies = (ids: string[]) => ids.map((neighbour) => cloneRecord(this.records.get(neighbour)!));
     return { anchor: cloneRecord(anchor), before: copies(around.before), after: copies(around.after), by: around.by };
   }
@@ -311,7 +364,9 @@ class EngramEngine implements Engine {
 
   async export(): Promise<MemoryRecord[]> {
     this.checkOpen();
-    return [...this.records.values()].map(cloneRecord);
+    const out: MemoryRecord[] = [];
+    for await (const chunk of this.records.scan([...this.records.keys()])) for (const record of chunk) out.push(cloneRecord(record));
+    return out;
   }
 
   async flush(): Promise<void> {
@@ -323,6 +378,9 @@ class EngramEngine implements Engine {
     if (this.closed) return;
     this.closed = true;
     this.vectors.stop();
+    this.records.stop();
+    if (this.recordLoadTimer !== null) clearTimeout(this.recordLoadTimer);
+    this.recordLoadTimer = null;
     await this.touches.flush();
     await this.queue.idle();
     this.touches.markStoreClosed();
@@ -345,14 +403,16 @@ class EngramEngine implements Engine {
   private loadDistinct(loaded: MemoryRecord[]): MemoryRecord[] {
     const duplicated = new Set<string>();
     let dropped = 0;
+    const byId = new Map<string, MemoryRecord>();
     for (const record of loaded) {
-      const kept = this.records.get(record.id);
+      const kept = byId.get(record.id);
       if (kept) {
         duplicated.add(record.id);
         dropped++;
         if (lastChange(record) < lastChange(kept)) continue;
+        byId.delete(record.id);
       }
-      this.records.set(record);
+      byId.set(record.id, record);
     }
     if (dropped === 0) return loaded;
     const ids = [...duplicated];
@@ -364,7 +424,7 @@ class EngramEngine implements Engine {
         { details: { ids, dropped } },
       ),
     );
-    return [...this.records.values()];
+    return [...byId.values()];
   }
 
   /** Refuses more than limits.maxRecordsPerCall items in one add or import (the caller splits them into calls). */
@@ -379,9 +439,9 @@ class EngramEngine implements Engine {
     if (this.closed) throw new EngramError(ErrorCode.CLOSED, 'this engine is closed');
   }
 
-  private mustGet(id: string): MemoryRecord {
+  private async mustLoad(id: string): Promise<MemoryRecord> {
     checkId(id, 'id');
-    const record = this.records.get(id);
+    const record = await this.records.getOne(id);
     if (!record) throw new EngramError(ErrorCode.NOT_FOUND, `no memory with id "${id}"`, { details: { id } });
     return record;
   }
@@ -395,11 +455,18 @@ class EngramEngine implements Engine {
   }
 
   /** What supersede does to a new batch (nothing without vectors): supersede.ts. */
-  private planSupersede(created: MemoryRecord[], vectors: Float32Array[] | null): SupersedePlan {
+  private async planSupersede(created: MemoryRecord[], vectors: Float32Array[] | null): Promise<SupersedePlan> {
     const index = this.vectors.index;
     if (!vectors || !index) return { batch: created, stored: [] };
     const { supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan: makeScan } = this.options;
-    return planSupersede({ index, storedRecord: (id) => this.records.get(id), threshold, calibrate, makeScan }, created, vectors);
+    // The plan reads only createdAt and supersededBy of stored memories, which their summaries hold.
+    const storedRecord = (id: string) => this.records.get(id) ?? (this.records.summary(id) as MemoryRecord | undefined);
+    const plan = await planSupersedeAsync({ index, storedRecord, threshold, calibrate, makeScan }, created, vectors);
+    if (plan.stored.length === 0 || this.records.isResident) return plan;
+    // A superseded memory planned from its summary: its full record, with the same mark.
+    const marks = new Map(plan.stored.map((r) => [r.id, r.supersededBy]));
+    const stored = (await this.records.getMany([...marks.keys()])).map((r) => ({ ...cloneRecord(r), supersededBy: marks.get(r.id) as string }));
+    return { batch: plan.batch, stored };
   }
 
   /** Puts records into the map and every index (with their vectors when given). */

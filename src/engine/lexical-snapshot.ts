@@ -6,19 +6,25 @@ import type { MemoryRecord } from '../types.js';
 import type { RecordTable } from './record-table.js';
 
 /**
- * Fills the empty `lexical` index with the stored memories (`loaded`, also held in `records`): restored from
- * `snapshot` when it was made under the same settings, else indexed from the records.
+ * Fills the empty `lexical` index with the stored memories (those of `records`): restored from `snapshot` when it
+ * was made under the same settings, else indexed from the records (read from the store when not in memory).
  */
 export async function openLexical(
   lexical: LexicalIndex,
-  loaded: readonly MemoryRecord[],
   records: RecordTable,
   snapshot: IndexSnapshot | null,
   store: Pick<Store, 'changeCounter'>,
 ): Promise<'snapshot' | 'rebuilt'> {
   if (snapshot && (await restore(lexical, snapshot, records, store))) return 'snapshot';
-  lexical.addAll(loaded);
+  for await (const chunk of records.scan([...records.keys()])) lexical.addAll(chunk);
   return 'rebuilt';
+}
+
+/** Every record of the table, by id (a whole-table pass: only for catching up or rebuilding). */
+async function allRecords(records: RecordTable): Promise<Map<string, MemoryRecord>> {
+  const byId = new Map<string, MemoryRecord>();
+  for await (const chunk of records.scan([...records.keys()])) for (const record of chunk) byId.set(record.id, record);
+  return byId;
 }
 
 /**
@@ -33,7 +39,8 @@ async function restore(lexical: LexicalIndex, snapshot: IndexSnapshot, records: 
     if (decoded.settings !== lexical.settingsKey) return false;
     lexical.restore(decoded.state);
     if (decoded.counter !== (await store.changeCounter())) {
-      const { changed, removed } = staleDocuments(decoded, records);
+      const byId = await allRecords(records);
+      const { changed, removed } = staleDocuments(decoded, byId);
       for (const id of removed) lexical.remove(id);
       lexical.addAll(changed);
     }
@@ -53,6 +60,19 @@ async function restore(lexical: LexicalIndex, snapshot: IndexSnapshot, records: 
 export async function encodeLexical(lexical: LexicalIndex, records: RecordTable, store: Pick<Store, 'changeCounter'>): Promise<IndexSnapshot> {
   const counter = await store.changeCounter();
   const state = lexical.state();
-  const hashes = await documentHashes(state.documentIds, records);
-  return encodeSnapshot(state, { settings: lexical.settingsKey, counter }, hashes);
+  return encodeSnapshot(state, { settings: lexical.settingsKey, counter }, await hashes(state.documentIds, records));
+}
+
+/** `documentHashes` of every indexed memory; records not in memory are read a chunk at a time, not cached. */
+async function hashes(documentIds: Map<number, string>, records: RecordTable, chunk = 10_000): Promise<Uint32Array> {
+  if (records.isResident) return documentHashes(documentIds, records);
+  const out = new Uint32Array(documentIds.size * 2);
+  const entries = [...documentIds];
+  for (let start = 0; start < entries.length; start += chunk) {
+    const slice = new Map(entries.slice(start, start + chunk));
+    const byId = new Map<string, MemoryRecord>();
+    for await (const part of records.scan([...slice.values()])) for (const record of part) byId.set(record.id, record);
+    out.set(await documentHashes(slice, byId), start * 2);
+  }
+  return out;
 }

@@ -51,12 +51,29 @@ export interface EngineOptions {
   embedBatchSize?: number;
   /** Makes the vector scan. Default: `QuantizedScan` (int8 + exact rescoring, same answers as `exactScan`). */
   vectorScan?: () => VectorScan;
+  /**
+   * How vectors are held in memory. 'float32': every vector. 'compact': only int8 and sign codes; a search reads
+   * the floats of its final candidates from the store (`Store.loadVectorsByIds`; a store without it keeps
+   * float32) and returns exact cosines. 'auto': float32 until the index holds `compactVectorsFrom` vectors,
+   * compact from then on. Default 'auto'.
+   */
+  vectorMemory?: 'float32' | 'compact' | 'auto';
+  /** Vectors from which `vectorMemory: 'auto'` turns compact. Default 200,000. */
+  compactVectorsFrom?: number;
   /** Progress of background re-indexing (memories without a vector for the current embedder). Default: none. */
   onIndexProgress?(progress: Progress): void;
   /** Failures of background work (re-indexing, touch bookkeeping). Default: `console.warn`. */
   onBackgroundError?(error: EngramError): void;
   /** A lexical index snapshot from `engine.indexSnapshot()`; used on open only if it still matches the store (else rebuilt). Default: none. */
   indexSnapshot?: IndexSnapshot | null;
+  /**
+   * Open answers from per-memory summaries and fetches the records a search or call needs by id; a store of at
+   * most this many memories then loads every record in the background, a larger one keeps only
+   * `recordCacheSize` recently read records in memory. Same answers either way. Default 200,000.
+   */
+  residentRecords?: number;
+  /** Records kept in memory beyond the summaries when the store holds more than `residentRecords`. Default 20,000. */
+  recordCacheSize?: number;
 }
 
 /** `EngineOptions` checked once, with every default filled in. */
@@ -75,9 +92,13 @@ export interface ResolvedEngineOptions {
   maxQueryChars: number;
   embedBatchSize: number;
   vectorScan: () => VectorScan;
+  vectorMemory: 'float32' | 'compact' | 'auto';
+  compactVectorsFrom: number;
   onIndexProgress: (progress: Progress) => void;
   onBackgroundError: (error: EngramError) => void;
   indexSnapshot: IndexSnapshot | null;
+  residentRecords: number;
+  recordCacheSize: number;
 }
 
 /** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults. */
@@ -111,6 +132,8 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     maxQueryChars,
     embedBatchSize,
     vectorScan: options.vectorScan ?? (() => new QuantizedScan()),
+    vectorMemory: vectorMemoryOf(options.vectorMemory),
+    compactVectorsFrom: positiveInt(options.compactVectorsFrom ?? 200_000, 'compactVectorsFrom'),
     // Called as methods of `options`, as given.
     onIndexProgress: (progress) => {
       options.onIndexProgress?.(progress);
@@ -120,6 +143,8 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
       else console.warn(error);
     },
     indexSnapshot: options.indexSnapshot ?? null,
+    residentRecords: nonNegativeInt(options.residentRecords ?? 200_000, 'residentRecords'),
+    recordCacheSize: nonNegativeInt(options.recordCacheSize ?? 20_000, 'recordCacheSize'),
   };
 }
 
@@ -144,6 +169,17 @@ export function checkEmbedder(embedder: Embedder): void {
     throw invalidInput('embedder must have an id string and an embed(texts) function');
   }
   if (!Number.isInteger(embedder.dim) || embedder.dim <= 0) throw invalidInput(`embedder ${embedder.id} has an invalid dim: ${embedder.dim}`);
+}
+
+function nonNegativeInt(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 0) throw invalidInput(`${name} must be a non-negative integer, got ${value}`);
+  return value;
+}
+
+function vectorMemoryOf(value: unknown): 'float32' | 'compact' | 'auto' {
+  if (value === undefined) return 'auto';
+  if (value === 'float32' || value === 'compact' || value === 'auto') return value;
+  throw invalidInput(`vectorMemory must be 'float32', 'compact' or 'auto', got ${JSON.stringify(value)}`);
 }
 
 function positiveInt(value: number, name: string): number {

@@ -42,25 +42,59 @@ export interface SupersedePlan {
 export function planSupersede(context: SupersedeContext, batch: readonly MemoryRecord[], vectors: readonly Float32Array[]): SupersedePlan {
   const { index, threshold } = context;
   if (threshold === false) return { batch: batch.slice(), stored: [] };
+  const { floor, baseline } = floorOf(context, vectors);
+  const vector = (i: number) => [vectors[i] as Float32Array];
+  return plan(context, batch, vectors, { floor, baseline }, index.matchesAbove(vectors, floor, SUPERSEDE_PROBE), (i) => index.matchesAbove(vector(i), floor, index.size)[0]!);
+}
+
+/**
+ * `planSupersede` for any index, a compact one too (its stored vectors are read from the store for the few rows
+ * the int8 bound cannot rule out). Every stored match is found before the walk, which stays synchronous.
+ */
+export async function planSupersedeAsync(context: SupersedeContext, batch: readonly MemoryRecord[], vectors: readonly Float32Array[]): Promise<SupersedePlan> {
+  const { index, threshold } = context;
+  if (!index.isCompact || threshold === false) return planSupersede(context, batch, vectors);
+  const { floor, baseline } = floorOf(context, vectors);
+  const stored = await index.matchesAboveAsync(vectors, floor, SUPERSEDE_PROBE);
+  // Where more matched than were kept, every match (the walk asks for them only when none kept is live).
+  const every = await Promise.all(stored.map(async (found, i) => (found.more ? (await index.matchesAboveAsync([vectors[i] as Float32Array], floor, index.size))[0]! : found)));
+  return plan(context, batch, vectors, { floor, baseline }, stored, (i) => every[i]!);
+}
+
+/** The floor every passing score reaches, and the calibration baseline of the stored and new vectors. */
+function floorOf(context: SupersedeContext, vectors: readonly Float32Array[]): { floor: number; baseline: number } {
+  const baseline = context.calibrate ? batchBaseline(context.index, vectors) : 0;
+  const threshold = context.threshold as number;
+  return { floor: lowestPassing((score) => calibratedCosine(score, baseline) >= threshold), baseline };
+}
+
+/** The walk of the batch in order, given each new memory's stored matches (`stored[i]`, and all of them: `everyStored(i)`). */
+function plan(
+  context: SupersedeContext,
+  batch: readonly MemoryRecord[],
+  vectors: readonly Float32Array[],
+  { floor, baseline }: { floor: number; baseline: number },
+  stored: Candidates[],
+  everyStored: (i: number) => Candidates,
+): SupersedePlan {
+  const { index } = context;
+  const threshold = context.threshold as number;
   const changed = new Map<string, MemoryRecord>();
   /** Batch items walked so far, as the plan leaves them. */
   const inBatch = new Map<string, MemoryRecord>();
   const recordOf = (id: string) => changed.get(id) ?? inBatch.get(id) ?? context.storedRecord(id);
   const live = (id: string) => recordOf(id)?.supersededBy === undefined;
   const liveEarlier = (id: string) => inBatch.has(id) && live(id);
-  const baseline = context.calibrate ? batchBaseline(index, vectors) : 0;
   const passes = (score: number) => calibratedCosine(score, baseline) >= threshold;
   // Every candidate for the whole batch in one call per index (liveness changes along the batch, so it is
   // checked below, in order): the stored memories, and each new memory's earlier batch items (row j = item j).
-  const floor = lowestPassing(passes);
   const batchIndex = new VectorIndex(index.dim, context.makeScan(), batch.length);
   batchIndex.setMany(batch.map((r) => r.id), vectors);
-  const stored = index.matchesAbove(vectors, floor, SUPERSEDE_PROBE);
   const earlier = batchIndex.matchesAbove(vectors, floor, SUPERSEDE_PROBE, (i) => i);
   batch.forEach((record, i) => {
     const vector = [vectors[i] as Float32Array];
     const best = [
-      bestLiveMatch(stored[i]!, () => index.matchesAbove(vector, floor, index.size)[0]!, live, passes),
+      bestLiveMatch(stored[i]!, () => everyStored(i), live, passes),
       bestLiveMatch(earlier[i]!, () => batchIndex.matchesAbove(vector, floor, i, () => i)[0]!, liveEarlier, passes),
     ]
       .filter((m) => m !== undefined)

@@ -23,7 +23,7 @@ export class TouchWriter {
   private storeClosed = false;
 
   constructor(
-    private readonly records: Pick<RecordTable, 'get' | 'set'>,
+    private readonly records: Pick<RecordTable, 'get' | 'set' | 'hold' | 'release'>,
     private readonly queue: Pick<WriteQueue, 'run'>,
     private readonly store: Pick<Store, 'write'>,
     /** Receives a failed write. */
@@ -37,6 +37,8 @@ export class TouchWriter {
       if (record) this.records.set({ ...record, accessCount: record.accessCount + 1, lastAccessedAt: now });
       this.pending.add(id);
     }
+    // Counted in memory only until written: kept there until then.
+    this.records.hold(ids);
     const since = (this.pendingSince ??= performance.now());
     if (this.timer !== null) clearTimeout(this.timer);
     const delay = Math.max(0, Math.min(TOUCH_WRITE_DELAY_MS, since + TOUCH_WRITE_MAX_DELAY_MS - performance.now()));
@@ -57,7 +59,12 @@ export class TouchWriter {
       .run(async () => {
         // Read the records when the write runs, so a change queued earlier is never overwritten with stale data.
         const put = ids.flatMap((id) => this.records.get(id) ?? []);
-        if (put.length > 0 && !this.storeClosed) await this.store.write({ put });
+        try {
+          if (put.length > 0 && !this.storeClosed) await this.store.write({ put });
+        } finally {
+          // Touched again since: still held for the next write.
+          this.records.release(ids.filter((id) => !this.pending.has(id)));
+        }
       })
       .catch((error) => {
         this.onError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not save access bookkeeping'));

@@ -14,7 +14,10 @@ import type { ResolvedEngineOptions } from './options.js';
 import type { RecordTable } from './record-table.js';
 import type { WriteQueue } from './write-queue.js';
 
-type VectorOptions = Pick<ResolvedEngineOptions, 'store' | 'embedBatchSize' | 'vectorScan' | 'onIndexProgress' | 'onBackgroundError'>;
+type VectorOptions = Pick<
+  ResolvedEngineOptions,
+  'store' | 'embedBatchSize' | 'vectorScan' | 'vectorMemory' | 'compactVectorsFrom' | 'onIndexProgress' | 'onBackgroundError'
+>;
 
 export class VectorState {
   private current: Embedder | null = null;
@@ -25,10 +28,12 @@ export class VectorState {
   private readyPromise: Promise<void> = Promise.resolve();
   private generation = 0;
   private stopped = false;
+  /** Exact stored vectors read for one `embedAll` call's reuse (compact mode keeps no floats to copy from). */
+  private reusable: Map<string, Float32Array> | null = null;
 
   constructor(
     private readonly options: VectorOptions,
-    private readonly records: Pick<RecordTable, 'get' | 'has' | 'keys' | 'size'>,
+    private readonly records: Pick<RecordTable, 'get' | 'getMany' | 'has' | 'keys' | 'size'>,
     private readonly queue: WriteQueue,
   ) {}
 
@@ -76,18 +81,7 @@ export class VectorState {
       this.vectors = null;
       return;
     }
-    let packed: PackedVectors;
-    try {
-      packed = await this.options.store.loadVectors(vectorSpaceOf(embedder), embedder.dim);
-    } catch (error) {
-      throw toEngramError(error, ErrorCode.STORE_FAILED, `could not load vectors for ${embedder.id}`);
-    }
-    const index = new VectorIndex(embedder.dim, this.options.vectorScan(), Math.max(64, this.records.size));
-    const keep = packed.ids.flatMap((id, row) => (this.records.has(id) && packed.data.length >= (row + 1) * embedder.dim ? [row] : []));
-    index.setMany(
-      keep.map((row) => packed.ids[row] as string),
-      keep.map((row) => packed.data.subarray(row * embedder.dim, (row + 1) * embedder.dim)),
-    );
+    const index = await this.load(embedder);
     this.vectors = index;
     const missing = [...this.records.keys()].filter((id) => !index.has(id));
     if (missing.length === 0) return;
@@ -96,6 +90,37 @@ export class VectorState {
     this.readyPromise.catch((error: unknown) => {
       if (error instanceof EngramError) this.options.onBackgroundError(error);
     });
+  }
+
+  /**
+   * The index of `embedder`'s stored vectors. Compact (EngineOptions.vectorMemory) when the store can read vectors
+   * by id and 'compact' is asked, or 'auto' with at least `compactVectorsFrom` memories: then the rows stream in a
+   * chunk at a time straight into codes; an 'auto' index that starts float32 turns compact when it grows to that.
+   */
+  private async load(embedder: Embedder): Promise<VectorIndex> {
+    const { store, vectorMemory, compactVectorsFrom } = this.options;
+    const vectorSpace = vectorSpaceOf(embedder);
+    const { dim } = embedder;
+    const fetchByIds = store.loadVectorsByIds?.bind(store);
+    const from = !fetchByIds || vectorMemory === 'float32' ? null : vectorMemory === 'compact' ? 0 : compactVectorsFrom;
+    const startCompact = from !== null && this.records.size >= from;
+    const compact = fetchByIds && from !== null ? { fetch: (ids: readonly string[]) => fetchByIds(vectorSpace, dim, ids), from: startCompact ? 0 : from } : undefined;
+    const index = new VectorIndex(dim, this.options.vectorScan(), Math.max(64, this.records.size), compact);
+    const add = (packed: PackedVectors) => {
+      const keep = packed.ids.flatMap((id, row) => (this.records.has(id) && packed.data.length >= (row + 1) * dim ? [row] : []));
+      index.setMany(
+        keep.map((row) => packed.ids[row] as string),
+        keep.map((row) => packed.data.subarray(row * dim, (row + 1) * dim)),
+      );
+    };
+    try {
+      if (index.isCompact && store.loadVectorChunks) await store.loadVectorChunks(vectorSpace, dim, add);
+      else add(await store.loadVectors(vectorSpace, dim));
+    } catch (error) {
+      throw toEngramError(error, ErrorCode.STORE_FAILED, `could not load vectors for ${embedder.id}`);
+    }
+    index.warm();
+    return index;
   }
 
   /** Normalised vectors for `batch` (null without an embedder); `reuse` may supply some without embedding. */
@@ -109,7 +134,16 @@ export class VectorState {
       onProgress?.({ done: batch.length, total: batch.length });
       return null;
     }
-    const out: (Float32Array | undefined)[] = batch.map((r) => reuse?.(r));
+    if (reuse && this.vectors.isCompact) {
+      const same = batch.flatMap((r) => (this.records.get(r.id)?.text === r.text ? [r.id] : []));
+      this.reusable = same.length > 0 ? await this.vectors.exactVectors(same) : null;
+    }
+    let out: (Float32Array | undefined)[];
+    try {
+      out = batch.map((r) => reuse?.(r));
+    } finally {
+      this.reusable = null;
+    }
     const todo = batch.flatMap((r, i) => (out[i] ? [] : [i]));
     const reused = batch.length - todo.length;
     const embedded = await embedInBatches(
@@ -126,7 +160,9 @@ export class VectorState {
   /** A copy of the stored vector of `record`, when a memory with its id is stored with the same text. */
   reusableVector(record: MemoryRecord): Float32Array | undefined {
     const stored = this.records.get(record.id);
-    return stored && stored.text === record.text ? this.vectors?.get(record.id)?.slice() : undefined;
+    if (!stored || stored.text !== record.text) return undefined;
+    // A compact index holds codes: the exact floats come from the read embedAll made for this call.
+    return this.vectors?.isCompact ? this.reusable?.get(record.id) : this.vectors?.get(record.id)?.slice();
   }
 
   /** The store's packed form of `vectors` (undefined when there are none to write). */
@@ -148,7 +184,7 @@ export class VectorState {
       await this.queue.run(async () => {
         if (!current()) return;
         // Skip memories removed, or already embedded by an add or update, since the list was made.
-        const batch = slice.flatMap((id) => (this.vectors?.has(id) ? [] : (this.records.get(id) ?? [])));
+        const batch = await this.records.getMany(slice.filter((id) => !this.vectors?.has(id)));
         const vectors = await embedTexts(embedder, batch.map((r) => r.text));
         if (!current() || batch.length === 0) return;
         await this.queue.commit({ vectors: this.pack(batch, vectors) }, () => this.vectors?.setMany(batch.map((r) => r.id), vectors));

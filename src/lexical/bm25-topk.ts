@@ -10,6 +10,8 @@
  * It reads MiniSearch's index through minisearch-adapter.ts (when that returns null, the caller uses `search()`).
  * Exact-term queries only: prefix and fuzzy matching go through `search()`.
  */
+import { grown } from '../util/grow.js';
+import { memoizeByObject } from '../util/memo.js';
 import { TopK } from '../util/topk.js';
 import type { MiniSearchIndex } from './minisearch-adapter.js';
 
@@ -29,15 +31,10 @@ class Scratch {
   ensure(size: number): void {
     if (size <= this.scores.length) return;
     const capacity = Math.max(size, this.scores.length * 2, 1024);
-    const grow = <T extends Float64Array | Uint16Array | Uint8Array>(old: T, make: (n: number) => T): T => {
-      const next = make(capacity);
-      next.set(old);
-      return next;
-    };
-    this.scores = grow(this.scores, (n) => new Float64Array(n));
-    this.termScores = grow(this.termScores, (n) => new Float64Array(n));
-    this.quality = grow(this.quality, (n) => new Uint16Array(n));
-    this.inTerm = grow(this.inTerm, (n) => new Uint8Array(n));
+    this.scores = grown(this.scores, capacity);
+    this.termScores = grown(this.termScores, capacity);
+    this.quality = grown(this.quality, capacity);
+    this.inTerm = grown(this.inTerm, capacity);
   }
 }
 
@@ -47,7 +44,7 @@ const scratch = new Scratch();
  * Field lengths by short document id in flat arrays, filled on first read: a posting then costs no Map lookup.
  * Safe to keep: MiniSearch never reuses a short id and a document's field lengths never change under one id.
  */
-class FieldLengths {
+export class FieldLengths {
   private byField: Float64Array[] = [];
 
   constructor(private readonly index: MiniSearchIndex) {}
@@ -68,17 +65,13 @@ class FieldLengths {
   }
 }
 
-const lengthCaches = new WeakMap<MiniSearchIndex, FieldLengths>();
-
-function fieldLengths(index: MiniSearchIndex): FieldLengths {
-  let cache = lengthCaches.get(index);
-  if (!cache) lengthCaches.set(index, (cache = new FieldLengths(index)));
-  return cache;
-}
+/** The field lengths of `index` (one per MiniSearch instance). */
+export const fieldLengths: (index: MiniSearchIndex) => FieldLengths = memoizeByObject((index) => new FieldLengths(index));
 
 /**
  * The best `limit` documents for the OR of `terms` (already processed, distinct), as MiniSearch would rank them:
  * score = Σ over terms (Σ over fields of boost × BM25+), times the number of query terms matched.
+ * It reads every posting of every term: the reference that `bm25TopKPruned` (bm25-pruned.ts) must equal.
  */
 export function bm25TopK(
   index: MiniSearchIndex,

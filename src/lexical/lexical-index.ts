@@ -9,7 +9,8 @@
 import MiniSearch from 'minisearch';
 import { memoizeByText } from '../util/memo.js';
 import { EngramError, ErrorCode } from '../errors.js';
-import { bm25Bound, bm25TopK } from './bm25-topk.js';
+import { bm25TopKPruned } from './bm25-pruned.js';
+import { bm25Bound } from './bm25-topk.js';
 import { miniSearchIndex, type MiniSearchIndex } from './minisearch-adapter.js';
 import type { DecodedSnapshot, LexicalState } from './snapshot.js';
 import type { MemoryRecord } from '../types.js';
@@ -220,9 +221,10 @@ export class LexicalIndex {
   search(query: string, limit: number, eligible?: (id: string) => boolean): { id: string; score: number }[] {
     const terms = this.queryTerms(query);
     if (terms.length === 0 || limit <= 0) return [];
-    // Exact-term queries: MiniSearch's ranking without its per-match objects and full sort (bm25-topk.ts).
+    // Exact-term queries: MiniSearch's ranking without its per-match objects and full sort (bm25-topk.ts), pruned
+    // so that common terms do not cost a read of all their postings (bm25-pruned.ts, same answer).
     const index = this.exactIndex();
-    if (index) return bm25TopK(index, terms, this.fieldBoosts(), this.options.bm25, limit, eligible);
+    if (index) return bm25TopKPruned(index, terms, this.fieldBoosts(), this.options.bm25, limit, eligible);
     const results = this.search_.search(terms.join(TERM_SEPARATOR), {
       tokenize: (text) => text.split(TERM_SEPARATOR),
       processTerm: (term) => term,

@@ -121,6 +121,16 @@ export class MiniSearchIndex {
     return this.ms._documentIds;
   }
 
+  /** The next short id MiniSearch will give: it only grows, so any add moves it. */
+  get nextId(): number {
+    return this.ms._nextId;
+  }
+
+  /** MiniSearch's term index, as an identity only (`removeAll` replaces it): never read or change it through this. */
+  get termIndexIdentity(): object {
+    return this.ms._index;
+  }
+
   /** Short id → length of each field, by field id. */
   get fieldLengths(): ReadonlyMap<number, readonly number[]> {
     return this.ms._fieldLength;

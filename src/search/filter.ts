@@ -11,7 +11,9 @@ import type { SearchFilter } from './options.js';
 import { toEpochMs } from '../engine/records.js';
 import type { MemoryRecord } from '../types.js';
 
-export type Eligibility = (record: MemoryRecord) => boolean;
+/** What eligibility reads of a memory: a full record, or the engine's summary of one (store.ts RecordSummary). */
+export type EligibilityFields = Pick<MemoryRecord, 'project' | 'scope' | 'tags' | 'kind' | 'createdAt' | 'validUntil' | 'supersededBy'>;
+export type Eligibility = (record: EligibilityFields) => boolean;
 
 export interface EligibilityOptions {
   filter: SearchFilter;
@@ -77,7 +79,7 @@ export interface Eligible {
 export function filterCandidates(
   fused: readonly FusedCandidate[],
   recordOf: (id: string) => MemoryRecord | undefined,
-  eligible: Eligibility | null,
+  eligible: ((record: MemoryRecord) => boolean) | null,
   deepRecallPenalty: number,
 ): Eligible[] {
   return fused.flatMap((candidate) => {

@@ -51,7 +51,12 @@ export class QueryLegs {
         async () => {
           // Cut before embedding, as the lexical leg cuts before tokenising: a huge query must not reach the model.
           const vectorsOfBatch = await Promise.all(batch.map((q) => this.state.embedQuery(cutQuery(q.text, this.state.maxQueryChars))));
-          return vectorsOfBatch.map((vector) => ({ vector, items: vectors.search(vector, this.pool, this.eligibleId) }));
+          // A compact index reads its candidates' floats from the store; the lexical candidates' come in the same
+          // read, so diversify's similarities among the head are exact (VectorIndex.get).
+          const alsoRead = vectors.isCompact ? batch.flatMap((_, i) => (this.lexicalLists[first + i] ?? []).map((item) => item.id)) : [];
+          return Promise.all(
+            vectorsOfBatch.map(async (vector, i) => ({ vector, items: await vectors.searchAsync(vector, this.pool, this.eligibleId, i === 0 ? alsoRead : []) })),
+          );
         },
         (lists) => lists.reduce((n, { items }) => n + items.length, 0),
         () => (this.queries.length > 1 ? `${batch.length} queries, embedding included` : 'includes embedding the query'),

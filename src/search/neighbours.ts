@@ -69,7 +69,7 @@ export class ThreadIndex {
   }
 
   /** Adds or re-files records (a changed thread or createdAt moves them). */
-  upsertAll(records: readonly MemoryRecord[]): void {
+  upsertAll(records: readonly Pick<MemoryRecord, 'id' | 'createdAt' | 'meta'>[]): void {
     for (const record of records) {
       const thread = threadOf(record);
       const previous = this.entries.get(record.id);

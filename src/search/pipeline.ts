@@ -33,7 +33,8 @@ import type { VectorIndex } from '../vector/vector-index.js';
 
 /** What a search reads: the engine's in-memory state at the time of the call. */
 export interface PipelineState {
-  records: Pick<RecordTable, 'get' | 'size' | 'anyRestricted'>;
+  /** Full records are readable through `get` once `preload` settled (eligibility reads `summary`, for every id). */
+  records: Pick<RecordTable, 'get' | 'summary' | 'preload' | 'size' | 'anyRestricted'>;
   lexical: LexicalIndex;
   /** Null without an embedder. */
   vectors: VectorIndex | null;
@@ -60,8 +61,8 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   const eligible = compileEligibility({ filter: options.filter, deepRecall: options.deepRecall, now, anyRestricted: records.anyRestricted });
   const eligibleId = eligible
     ? (id: string) => {
-        const record = records.get(id);
-        return record !== undefined && eligible(record);
+        const summary = records.summary(id);
+        return summary !== undefined && eligible(summary);
       }
     : undefined;
   const pool = Math.max(options.candidatePool, options.k);
@@ -118,6 +119,8 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   await legs.run(trace, queries);
 
   if (options.synthesis === 'offline') {
+    const firstPass = records.preload(legs.fused(0).map((c) => c.id));
+    if (firstPass) await firstPass;
     // Pseudo-relevance feedback reads the caller's first-pass hits, so its queries run as a second pass.
     const feedback = trace.stage(
       'synthesize',
@@ -157,6 +160,9 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     ? trace.stage('neighbours', fusedLegs.length, () => supportNeighbours(fusedLegs, state.threads, neighbourOptions), (f) => f.length)
     : fusedLegs;
 
+  // The candidates' records, from the store when not in memory (traced as 'records' then); read synchronously from here on.
+  const reading = records.preload(fused.map((c) => c.id));
+  if (reading) await trace.stageAsync('records', fused.length, () => reading, () => fused.length, () => 'read from the store');
   const filtered = trace.stage(
     'filter',
     fused.length,

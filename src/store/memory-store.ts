@@ -7,7 +7,11 @@ import { EngramError, ErrorCode } from '../errors.js';
 import { changesIndexed } from '../engine/records.js';
 import { checkPackedVectors } from './packed-vectors.js';
 import type { PackedVectors, Store, StoreWrite } from './store.js';
+import { summarize } from './summary.js';
 import type { MemoryRecord } from '../types.js';
+
+/** Rows per chunk of loadVectorChunks. */
+const VECTOR_CHUNK = 10_000;
 
 /** The stored vectors of one vector space. */
 interface SpaceVectors {
@@ -35,13 +39,41 @@ export function memoryStore(): Store {
       return [...records.values()].map((r) => structuredClone(r));
     },
 
+    async loadRecordSummaries() {
+      requireOpen();
+      return [...records.values()].map((r) => structuredClone(summarize(r)));
+    },
+
+    async loadRecordsByIds(ids) {
+      requireOpen();
+      return [...new Set(ids)].flatMap((id) => {
+        const record = records.get(id);
+        return record ? [structuredClone(record)] : [];
+      });
+    },
+
     async loadVectors(vectorSpace, dim) {
       requireOpen();
       const stored = vectors.get(vectorSpace);
       const ids = stored && stored.dim === dim ? [...stored.rows.keys()] : [];
-      const data = new Float32Array(ids.length * dim);
-      ids.forEach((id, i) => data.set(stored?.rows.get(id) as Float32Array, i * dim));
-      return { vectorSpace, dim, ids, data };
+      return { vectorSpace, dim, ids, data: packRows(stored, ids, dim) };
+    },
+
+    async loadVectorsByIds(vectorSpace, dim, wanted) {
+      requireOpen();
+      const stored = vectors.get(vectorSpace);
+      const ids = stored && stored.dim === dim ? [...new Set(wanted)].filter((id) => stored.rows.has(id)) : [];
+      return { vectorSpace, dim, ids, data: packRows(stored, ids, dim) };
+    },
+
+    async loadVectorChunks(vectorSpace, dim, onChunk) {
+      requireOpen();
+      const stored = vectors.get(vectorSpace);
+      const all = stored && stored.dim === dim ? [...stored.rows.keys()] : [];
+      for (let start = 0; start < all.length; start += VECTOR_CHUNK) {
+        const ids = all.slice(start, start + VECTOR_CHUNK);
+        onChunk({ vectorSpace, dim, ids, data: packRows(stored, ids, dim) });
+      }
     },
 
     async write(change: StoreWrite) {
@@ -106,4 +138,11 @@ function ownedRows(vectors: PackedVectors): { vectorSpace: string; dim: number; 
   checkPackedVectors(vectors);
   const { vectorSpace, dim, ids, data } = vectors;
   return { vectorSpace, dim, rows: ids.map((id, i) => [id, data.slice(i * dim, (i + 1) * dim)]) };
+}
+
+/** The vectors of `ids` (all held by `stored`, or none listed), row after row. */
+function packRows(stored: SpaceVectors | undefined, ids: readonly string[], dim: number): Float32Array {
+  const data = new Float32Array(ids.length * dim);
+  ids.forEach((id, i) => data.set(stored?.rows.get(id) as Float32Array, i * dim));
+  return data;
 }

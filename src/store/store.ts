@@ -25,6 +25,23 @@ export interface StoreWrite {
 }
 
 /**
+ * What the engine keeps of every memory without its text: the fields search eligibility (expiry, supersede, the
+ * caller's filter) and the thread index read. The full record is fetched by id when a search or call needs it.
+ */
+export interface RecordSummary {
+  id: string;
+  createdAt: number;
+  tags: string[];
+  project?: string;
+  scope?: string;
+  kind?: string;
+  validUntil?: number;
+  supersededBy?: string;
+  /** `meta.thread` when it is a string or a number. */
+  thread?: string | number;
+}
+
+/**
  * Durable storage. The engine keeps its indexes in memory and uses the store as the source of truth:
  * it loads everything on open and writes every change through `write`, which must be atomic.
  */
@@ -33,8 +50,27 @@ export interface Store {
   /** True when data survives a reload (OPFS/IDB), false for the in-memory store. */
   readonly persistent: boolean;
   loadRecords(): Promise<MemoryRecord[]>;
+  /**
+   * Every memory's summary, in the order `loadRecords` returns them. Optional: a store without it (and without
+   * `loadRecordsByIds`) has every record loaded on open.
+   */
+  loadRecordSummaries?(): Promise<RecordSummary[]>;
+  /** The stored records among `ids` (unknown ids are skipped), in any order, in one batched read. */
+  loadRecordsByIds?(ids: readonly string[]): Promise<MemoryRecord[]>;
   /** Vectors stored for this vector space and dimension; vectors of other spaces are ignored. */
   loadVectors(vectorSpace: string, dim: number): Promise<PackedVectors>;
+  /**
+   * The stored vectors among `ids` of this vector space and dimension (unknown ids skipped), in any order, in one
+   * batched read. Optional: compact vector memory (EngineOptions.vectorMemory) needs it; without it every vector
+   * stays in memory as float32.
+   */
+  loadVectorsByIds?(vectorSpace: string, dim: number, ids: readonly string[]): Promise<PackedVectors>;
+  /**
+   * `loadVectors` a chunk of rows at a time, so a caller that keeps only codes never holds every float at once.
+   * `onChunk` runs inside the read and must not call the store; its chunk is valid only during the call. Optional:
+   * without it compact vector memory loads through `loadVectors`.
+   */
+  loadVectorChunks?(vectorSpace: string, dim: number, onChunk: (chunk: PackedVectors) => void): Promise<void>;
   write(change: StoreWrite): Promise<void>;
   readMeta(key: string): Promise<string | Uint8Array | null>;
   /**

@@ -16,3 +16,13 @@ export function memoizeByText<T>(fn: (text: string) => T, limit = 10_000): (text
     return value;
   };
 }
+
+/** One value per object, made on first ask and kept as long as the object lives (a WeakMap). */
+export function memoizeByObject<K extends object, T>(make: (key: K) => T): (key: K) => T {
+  const cache = new WeakMap<K, T>();
+  return (key) => {
+    let value = cache.get(key);
+    if (value === undefined) cache.set(key, (value = make(key)));
+    return value;
+  };
+}

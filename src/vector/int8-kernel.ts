@@ -9,7 +9,7 @@
  *   dotsAt(rows, list, count, stride, query, out): the same for the rows numbered in list[0..count]
  *   (byte offsets into the memory; stride is a multiple of 16 and rows are zero-padded to it)
  */
-import { addTo, assembleModule, countDown, KernelMemory, op, simdModuleOnce, sumLanes, uleb } from './wasm-encoder.js';
+import { addTo, assembleModule, countDown, KernelMemory, op, simdModuleOnce, sumLanes, uleb, type KernelFunction } from './wasm-encoder.js';
 
 export interface Int8Kernel {
   /** The memory the offsets below refer to. Views on it die when it grows: re-create them after `grow`. */
@@ -55,7 +55,7 @@ const rowDot = (ROW: number, QUERY: number, STRIDE: number, J: number, ACC: numb
   ...op.end,
 ];
 
-function assembleKernels(): Uint8Array<ArrayBuffer> {
+function loopKernels(): KernelFunction[] {
   // dots: params 0 rows, 1 count, 2 stride, 3 query, 4 out; locals 5 j (i32), 6 acc, 7 a, 8 b (v128)
   //   while count != 0:
   //     rowDot(row = rows); i32.store(out, acc[0] + acc[1] + acc[2] + acc[3])
@@ -140,18 +140,125 @@ function assembleKernels(): Uint8Array<ArrayBuffer> {
       ]),
     ];
   })();
-  return assembleModule([
+  return [
     { name: 'dots', params: 5, i32Locals: 1, v128Locals: 3, body: dots },
     { name: 'dotsAt', params: 6, i32Locals: 2, v128Locals: 3, body: dotsAt },
     { name: 'dotsMany', params: 7, i32Locals: 6, v128Locals: 7, body: dotsMany },
-  ]);
+  ];
 }
 
 /**
  * The SIMD128 module, or null where WebAssembly or its SIMD is missing. (Relaxed SIMD's int8 dot product was
  * tried: no faster here, and its operand-range rules make it easy to get wrong.)
  */
-const simdModule = simdModuleOnce(assembleKernels);
+const simdModule = simdModuleOnce(() => assembleModule(loopKernels()));
+
+/**
+ * dotsFixed / dotsAtFixed: dots and dotsAt for one stride S = 16·steps, unrolled: the query is loaded and widened
+ * to int16 once per call into locals (qlo_s, qhi_s), so a row costs one load, two widenings, two dot_i16x8_s and
+ * two adds per 16 codes, with no inner loop. Same integer sums as the loop kernels.
+ *
+ *   qlo_s = i16x8.extend_low_i8x16_s(v128.load(query + 16·s)); qhi_s = …extend_high…   for s < steps
+ *   while count != 0:
+ *     row = rows (dotsFixed) or rows + i32.load(list) · stride (dotsAtFixed)
+ *     acc = Σ_s i32x4.dot_i16x8_s(extend_low(v128.load(row + 16·s)), qlo_s) + i32x4.dot_i16x8_s(extend_high(…), qhi_s)
+ *     i32.store(out, acc[0] + acc[1] + acc[2] + acc[3]); out += 4; …
+ */
+function fixedRowDot(ROW: number, A: number, QLO: number, steps: number): number[] {
+  const loadAt = (offset: number) => [0xfd, 0x00, 0, ...uleb(offset)];
+  return Array.from({ length: steps }, (_, s) => [
+    ...op.get(ROW), ...loadAt(16 * s), ...op.set(A),
+    ...op.get(A), ...op.extendLow, ...op.get(QLO + 2 * s), ...op.dot, ...(s > 0 ? op.add : []),
+    ...op.get(A), ...op.extendHigh, ...op.get(QLO + 2 * s + 1), ...op.dot, ...op.add,
+  ]).flat();
+}
+
+function widenQuery(QUERY: number, A: number, QLO: number, steps: number): number[] {
+  const loadAt = (offset: number) => [0xfd, 0x00, 0, ...uleb(offset)];
+  return Array.from({ length: steps }, (_, s) => [
+    ...op.get(QUERY), ...loadAt(16 * s), ...op.set(A),
+    ...op.get(A), ...op.extendLow, ...op.set(QLO + 2 * s),
+    ...op.get(A), ...op.extendHigh, ...op.set(QLO + 2 * s + 1),
+  ]).flat();
+}
+
+function fixedKernels(steps: number): KernelFunction[] {
+  // dotsFixed: params 0 rows, 1 count, 2 stride, 3 query, 4 out; v128 locals 5 acc, 6 a, 7.. qlo_s, qhi_s
+  const dotsFixed = (() => {
+    const [ROWS, COUNT, STRIDE, QUERY, OUT, ACC, A, QLO] = [0, 1, 2, 3, 4, 5, 6, 7];
+    return [
+      ...widenQuery(QUERY, A, QLO, steps),
+      ...countDown(COUNT, [
+        ...fixedRowDot(ROWS, A, QLO, steps), ...op.set(ACC),
+        ...op.get(OUT), ...sumLanes(ACC), ...op.i32Store,
+        ...addTo(OUT, op.i32(4)),
+        ...addTo(ROWS, op.get(STRIDE)),
+      ]),
+    ];
+  })();
+  // dotsAtFixed: params 0 rows, 1 list, 2 count, 3 stride, 4 query, 5 out; i32 locals 6 left, 7-10 row_0..3;
+  // v128 locals 11-14 acc_0..3, 15 a, 16.. q. Four listed rows at a time, their loads interleaved chunk by chunk:
+  // the rows are scattered, so this keeps several of them in flight from memory at once instead of one.
+  //   left = count >> 2; count = count & 3
+  //   while left != 0:
+  //     row_j = rows + i32.load(list + 4j) · stride for j < 4
+  //     for s < steps: for j < 4: acc_j (+)= dot(extend_low(v128.load(row_j + 16·s)), qlo_s) + dot(extend_high(…), qhi_s)
+  //     i32.store(out + 4j, Σ lanes of acc_j) for j < 4; out += 16; list += 16
+  //   then the last count rows one at a time, as dotsFixed does with row = rows + i32.load(list) · stride
+  const dotsAtFixed = (() => {
+    const [ROWS, LIST, COUNT, STRIDE, QUERY, OUT, LEFT, ROW0, ACC0, A, QLO] = [0, 1, 2, 3, 4, 5, 6, 7, 11, 15, 16];
+    const lanes = [0, 1, 2, 3];
+    const loadAt = (offset: number) => [0xfd, 0x00, 0, ...uleb(offset)];
+    const i32LoadAt = (offset: number) => [0x28, 2, ...uleb(offset)];
+    const i32StoreAt = (offset: number) => [0x36, 2, ...uleb(offset)];
+    const [i32And, i32ShrU] = [[0x71], [0x76]];
+    const rowAddress = (j: number) => [...op.get(ROWS), ...op.get(LIST), ...i32LoadAt(4 * j), ...op.get(STRIDE), ...op.i32Mul, ...op.i32Add, ...op.set(ROW0 + j)];
+    const chunk = (s: number, j: number) => [
+      ...op.get(ROW0 + j), ...loadAt(16 * s), ...op.set(A),
+      ...(s > 0 ? op.get(ACC0 + j) : []),
+      ...op.get(A), ...op.extendLow, ...op.get(QLO + 2 * s), ...op.dot, ...(s > 0 ? op.add : []),
+      ...op.get(A), ...op.extendHigh, ...op.get(QLO + 2 * s + 1), ...op.dot, ...op.add,
+      ...op.set(ACC0 + j),
+    ];
+    return [
+      ...widenQuery(QUERY, A, QLO, steps),
+      ...op.get(COUNT), ...op.i32(2), ...i32ShrU, ...op.set(LEFT),
+      ...op.get(COUNT), ...op.i32(3), ...i32And, ...op.set(COUNT),
+      ...countDown(LEFT, [
+        ...lanes.flatMap(rowAddress),
+        ...Array.from({ length: steps }, (_, s) => lanes.flatMap((j) => chunk(s, j))).flat(),
+        ...lanes.flatMap((j) => [...op.get(OUT), ...sumLanes(ACC0 + j), ...i32StoreAt(4 * j)]),
+        ...addTo(OUT, op.i32(16)),
+        ...addTo(LIST, op.i32(16)),
+      ]),
+      ...countDown(COUNT, [
+        ...rowAddress(0),
+        ...fixedRowDot(ROW0, A, QLO, steps), ...op.set(ACC0),
+        ...op.get(OUT), ...sumLanes(ACC0), ...op.i32Store,
+        ...addTo(OUT, op.i32(4)),
+        ...addTo(LIST, op.i32(4)),
+      ]),
+    ];
+  })();
+  return [
+    { name: 'dotsFixed', params: 5, i32Locals: 0, v128Locals: 2 + 2 * steps, body: dotsFixed },
+    { name: 'dotsAtFixed', params: 6, i32Locals: 5, v128Locals: 5 + 2 * steps, body: dotsAtFixed },
+  ];
+}
+
+/** Longest stride (in 16-byte steps) given its own unrolled kernels: 1,024 dims; longer rows use the loop kernels. */
+const MAX_FIXED_STEPS = 64;
+const fixedModules = new Map<number, () => WebAssembly.Module | null>();
+
+function fixedModule(stride: number): WebAssembly.Module | null {
+  let compiled = fixedModules.get(stride);
+  if (!compiled) {
+    // The loop kernels and the unrolled ones in one module, so they share the memory.
+    compiled = simdModuleOnce(() => assembleModule([...loopKernels(), ...fixedKernels(stride / 16)]));
+    fixedModules.set(stride, compiled);
+  }
+  return compiled();
+}
 
 type DotsFn = (rows: number, count: number, stride: number, query: number, out: number) => void;
 type DotsAtFn = (rows: number, list: number, count: number, stride: number, query: number, out: number) => void;
@@ -162,19 +269,33 @@ class SimdKernel extends KernelMemory implements Int8Kernel {
   readonly dotsAt: DotsAtFn;
   readonly dotsMany: DotsManyFn;
 
-  constructor(module: WebAssembly.Module, bytes: number) {
+  constructor(module: WebAssembly.Module, bytes: number, madeFor?: number) {
     super(module, bytes);
-    this.dots = this.exports.dots as DotsFn;
-    this.dotsAt = this.exports.dotsAt as DotsAtFn;
+    const dots = this.exports.dots as DotsFn;
+    const dotsAt = this.exports.dotsAt as DotsAtFn;
     this.dotsMany = this.exports.dotsMany as DotsManyFn;
+    const dotsFixed = this.exports.dotsFixed as DotsFn | undefined;
+    const dotsAtFixed = this.exports.dotsAtFixed as DotsAtFn | undefined;
+    if (!dotsFixed || !dotsAtFixed) {
+      this.dots = dots;
+      this.dotsAt = dotsAt;
+      return;
+    }
+    this.dots = (rows, count, stride, query, out) => (stride === madeFor ? dotsFixed : dots)(rows, count, stride, query, out);
+    this.dotsAt = (rows, list, count, stride, query, out) => (stride === madeFor ? dotsAtFixed : dotsAt)(rows, list, count, stride, query, out);
   }
 }
 
 /**
  * A kernel with at least `bytes` of memory, or null where WebAssembly SIMD is unavailable: there a JS int8 loop
- * is slower than the float32 scan (measured), so callers keep the exact float scan instead.
+ * is slower than the float32 scan (measured), so callers keep the exact float scan instead. With `stride` (a
+ * multiple of 16, up to 1,024), dots and dotsAt run unrolled kernels for that stride (other strides still work).
  */
-export function createInt8Kernel(bytes: number): Int8Kernel | null {
+export function createInt8Kernel(bytes: number, stride?: number): Int8Kernel | null {
+  if (stride !== undefined && stride > 0 && stride % 16 === 0 && stride / 16 <= MAX_FIXED_STEPS) {
+    const module = fixedModule(stride);
+    if (module) return new SimdKernel(module, bytes, stride);
+  }
   const module = simdModule();
   return module ? new SimdKernel(module, bytes) : null;
 }

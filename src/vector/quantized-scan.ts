@@ -22,6 +22,7 @@ import { createInt8Kernel, groupBytes, interleaveQueries, type Int8Kernel } from
 import type { RowsAbove, ScoredRow, VectorRows, VectorScan } from './scan.js';
 import { SignCodes } from './sign-codes.js';
 import { dot } from './similarity.js';
+import { grown } from '../util/grow.js';
 import { TopK } from '../util/topk.js';
 
 /** Rounding slack on the bound (float64 arithmetic on float32 data). */
@@ -71,6 +72,8 @@ export class QuantizedScan implements VectorScan {
   private capacity = 0;
   private scales = new Float32Array(0);
   private errors = new Float32Array(0);
+  private scratchList = new Int32Array(0);
+  private scratchRows = new Int32Array(0);
   /** An upper bound of every row's rounding error (never lowered: stays a bound when rows go). */
   private maxError = 0;
 
@@ -145,40 +148,31 @@ export class QuantizedScan implements VectorScan {
     const dots = new Int32Array(this.kernel!.buffer, this.dotsOffset, count);
     const { scales, errors, dim } = this;
     const matrix = index.matrix;
-    const exact = (row: number) => dot(query, matrix, row * dim);
-    const ok = (row: number) => !eligible || eligible(row);
-    const rowAt = (i: number) => (candidates ? (candidates[i] as number) : i);
 
-    // 1. The k best by approximate score (eligible ones), rescored exactly. Candidates that may matter in step 2
-    //    are noted on the way: step 2 needs approx ≥ T − widest, and T ≥ (final k-th approx) − widest ≥ (running
-    //    k-th approx) − widest, so approx ≥ running − 2·widest keeps every one of them.
-    const widest = this.maxError + queryError * (1 + this.maxError) + SLACK;
-    const margin = 2 * widest;
-    const approxTop = new TopK(k);
-    const maybe: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const approx = (dots[i] as number) * (scales[rowAt(i)] as number) * queryScale;
-      const threshold = approxTop.threshold;
-      if (approx + margin < threshold) continue;
-      maybe.push(i);
-      if (approx > threshold && ok(rowAt(i))) approxTop.push(i, approx);
-    }
+    // 1. The k best by approximate score (eligible ones), rescored exactly; candidates step 2 may need go to `maybe`.
+    const maybe = this.scratch(count);
+    const { approxTop, maybeCount } = approxBest(dots, candidates, count, scales, queryScale, widestBound(this.maxError, queryError), k, eligible, maybe);
     const result = new TopK(k);
-    const seen = new Set<number>();
+    // Rows to rescore exactly, collected first and scored two at a time (see rescore).
+    const rescore = this.rescoreList(k + maybeCount);
+    let rescoreCount = 0;
     for (const { index: i } of approxTop.drain()) {
-      result.push(rowAt(i), exact(rowAt(i)));
-      seen.add(i);
+      rescore[rescoreCount++] = candidates ? (candidates[i] as number) : i;
+      dots[i] = RESCORED;
     }
+    rescoreRows(query, matrix, dim, rescore, rescoreCount, result);
     // 2. Every other candidate that could still beat the k-th exact score.
     const floor = result.threshold;
-    for (const i of maybe) {
-      if (seen.has(i)) continue;
-      const row = rowAt(i);
-      const approx = (dots[i] as number) * (scales[row] as number) * queryScale;
-      const error = errors[row] as number;
-      if (approx + error + queryError * (1 + error) + SLACK < floor || !ok(row)) continue;
-      result.push(row, exact(row));
+    rescoreCount = 0;
+    for (let m = 0; m < maybeCount; m++) {
+      const i = maybe[m] as number;
+      const code = dots[i] as number;
+      if (code === RESCORED) continue;
+      const row = candidates ? (candidates[i] as number) : i;
+      if (upperBound(code * (scales[row] as number) * queryScale, errors[row] as number, queryError) < floor || (eligible && !eligible(row))) continue;
+      rescore[rescoreCount++] = row;
     }
+    rescoreRows(query, matrix, dim, rescore, rescoreCount, result);
     return result.drain().map(({ index: row, score }) => ({ row, score }));
   }
 
@@ -190,63 +184,26 @@ export class QuantizedScan implements VectorScan {
   rowsAbove(index: VectorRows, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[] {
     if (!this.ready(index) || index.size === 0) return exactRowsAbove(index, queries, floor, cap, limit);
     this.reserve(index.size);
-    const kernel = this.kernel!;
-    const { dim, stride } = this;
-    const queriesAt = this.manyOffset;
-    const dotsAt = queriesAt + (QUERY_BLOCK / 4) * groupBytes(stride);
-    kernel.grow(dotsAt + QUERY_BLOCK * ROW_TILE * 4);
-    const codes = new Int8Array(QUERY_BLOCK * stride);
-    const out: RowsAbove[] = [];
-    for (let start = 0; start < queries.length; start += QUERY_BLOCK) {
-      const block = queries.slice(start, start + QUERY_BLOCK).map((query, i) => ({
-        query,
-        rows: Math.max(0, Math.min(index.size, limit ? limit(start + i) : index.size)),
-        found: new RowsAboveCollector(cap),
-      }));
-      const rows = Math.max(0, ...block.map((q) => q.rows));
-      const groups = Math.ceil(block.length / 4);
-      codes.fill(0);
-      const bounds = block.map(({ query }, i) => this.queryBounds(query, quantize(query, 0, dim, codes, i * stride), floor));
-      interleaveQueries(codes, block.length, stride, new Int16Array(kernel.buffer, queriesAt, (groups * groupBytes(stride)) / 2));
-      for (let first = 0; first < rows; first += ROW_TILE) {
-        const count = Math.min(ROW_TILE, rows - first);
-        kernel.dotsMany(this.rowsOffset + first * stride, count, stride, this.tails.head, queriesAt, groups, dotsAt);
-        block.forEach(({ query, rows: end, found }, i) => {
-          if (end <= first) return;
-          const dots = new Int32Array(kernel.buffer, dotsAt + i * count * 4, Math.min(count, end - first));
-          this.above(index, query, bounds[i] as QueryBounds, dots, first, floor, found);
-        });
-      }
-      out.push(...block.map(({ found }) => found.result()));
-    }
-    return out;
-  }
-
-  /** What rowsAbove's bound needs of a query: its int8 scale, the norm of its tail, the bound's reach. */
-  private queryBounds(query: Float32Array, { scale, error }: Quantized, floor: number): QueryBounds {
-    let tail = 0;
-    for (let i = this.tails.head; i < this.dim; i++) tail += (query[i] as number) * (query[i] as number);
-    return { scale, tail: Math.sqrt(tail), reach: floor - (this.maxError + error * (1 + this.maxError) + SLACK) };
-  }
-
-  /**
-   * Offers to `found` the rows first.. whose exact score is ≥ floor, from the int8 dot products of their first
-   * `tails.head` dims with the query's (`dots`). The rest of a row can add at most ‖query tail‖·‖row tail‖
-   * (Cauchy–Schwarz), so
-   *   q·x ≤ approx(head) + e_q·(1 + e_x) + e_x + ‖q₂‖·‖x₂‖
-   * and only rows whose bound reaches the floor are scored exactly. With supersede's floor (two memories nearly
-   * the same) the head alone rules out almost every row, at a quarter of the bytes.
-   */
-  private above(index: VectorRows, query: Float32Array, { scale, tail, reach }: QueryBounds, dots: Int32Array, first: number, floor: number, found: RowsAboveCollector): void {
-    const { scales, dim } = this;
-    const norms = this.tails.norms;
+    const { dim } = this;
     const matrix = index.matrix;
-    const count = dots.length;
-    for (let i = 0; i < count; i++) {
-      const row = first + i;
-      if ((dots[i] as number) * (scales[row] as number) * scale + tail * (norms[row] as number) < reach) continue;
-      found.offer(row, dot(query, matrix, row * dim), floor);
-    }
+    const found = queries.map(() => new RowsAboveCollector(cap));
+    const rows: Int8Rows = { kernel: this.kernel!, rowsAt: this.rowsOffset, scratchAt: this.manyOffset, dim, stride: this.stride, head: this.tails.head, scales: this.scales, tails: this.tails.norms, maxError: this.maxError };
+    candidatesAbove(rows, queries, floor, index.size, limit, (query, row) => {
+      (found[query] as RowsAboveCollector).offer(row, dot(queries[query] as Float32Array, matrix, row * dim), floor);
+    });
+    return found.map((collector) => collector.result());
+  }
+
+  /** A reused Int32Array of at least `count` slots (bestOf's candidate list). */
+  private scratch(count: number): Int32Array {
+    if (this.scratchList.length < count) this.scratchList = new Int32Array(Math.max(count, Math.ceil(this.scratchList.length * 1.5)));
+    return this.scratchList;
+  }
+
+  /** Another reused Int32Array of at least `count` slots (bestOf's rows to rescore). */
+  private rescoreList(count: number): Int32Array {
+    if (this.scratchRows.length < count) this.scratchRows = new Int32Array(Math.max(count, Math.ceil(this.scratchRows.length * 1.5)));
+    return this.scratchRows;
   }
 
   /** The 1-bit prefilter's shortlist (sorted rows), or null when it is off, unavailable or the index is small. */
@@ -263,7 +220,7 @@ export class QuantizedScan implements VectorScan {
       this.dim = index.dim;
       this.stride = Math.ceil(index.dim / 16) * 16;
       this.capacity = 0;
-      this.kernel = createInt8Kernel(this.stride * 64);
+      this.kernel = createInt8Kernel(this.stride * 64, this.stride);
       this.scales = new Float32Array(0);
       this.errors = new Float32Array(0);
       this.maxError = 0;
@@ -283,29 +240,183 @@ export class QuantizedScan implements VectorScan {
     const capacity = Math.max(rows, Math.ceil(this.capacity * 1.5), 64);
     // Codes keep their place (right after the query); the dots area behind them is scratch and just moves.
     kernel.grow(this.stride + capacity * (this.stride + 8));
-    const scales = new Float32Array(capacity);
-    scales.set(this.scales);
-    const errors = new Float32Array(capacity);
-    errors.set(this.errors);
-    this.scales = scales;
-    this.errors = errors;
+    this.scales = grown(this.scales, capacity);
+    this.errors = grown(this.errors, capacity);
     this.capacity = capacity;
   }
 }
 
-interface QueryBounds {
-  scale: number;
-  tail: number;
-  reach: number;
+/** Two dot products of rescoreRows at a time. */
+const pairScores = new Float64Array(2);
+
+/**
+ * Pushes the exact score of `count` listed rows into `into`. Rows go two at a time through one loop, so the
+ * memory reads of two scattered rows overlap; each sum is accumulated exactly as dot() does (four running sums over
+ * i mod 4, the tail into the first, added left to right), so every score equals dot()'s to the bit.
+ */
+function rescoreRows(query: Float32Array, matrix: Float32Array, dim: number, rows: Int32Array, count: number, into: TopK): void {
+  let r = 0;
+  for (; r + 1 < count; r += 2) {
+    const a = rows[r] as number;
+    const b = rows[r + 1] as number;
+    dotTwo(query, matrix, a * dim, b * dim, pairScores);
+    into.push(a, pairScores[0] as number);
+    into.push(b, pairScores[1] as number);
+  }
+  if (r < count) into.push(rows[r] as number, dot(query, matrix, (rows[r] as number) * dim));
 }
 
-interface Quantized {
+/** out[0] = dot(query, matrix, offsetA), out[1] = dot(query, matrix, offsetB): the same operations in the same order. */
+function dotTwo(query: Float32Array, matrix: Float32Array, offsetA: number, offsetB: number, out: Float64Array): void {
+  const n = query.length;
+  let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  let b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    const q0 = query[i] as number;
+    const q1 = query[i + 1] as number;
+    const q2 = query[i + 2] as number;
+    const q3 = query[i + 3] as number;
+    a0 += q0 * (matrix[offsetA + i] as number);
+    a1 += q1 * (matrix[offsetA + i + 1] as number);
+    a2 += q2 * (matrix[offsetA + i + 2] as number);
+    a3 += q3 * (matrix[offsetA + i + 3] as number);
+    b0 += q0 * (matrix[offsetB + i] as number);
+    b1 += q1 * (matrix[offsetB + i + 1] as number);
+    b2 += q2 * (matrix[offsetB + i + 2] as number);
+    b3 += q3 * (matrix[offsetB + i + 3] as number);
+  }
+  for (; i < n; i++) {
+    a0 += (query[i] as number) * (matrix[offsetA + i] as number);
+    b0 += (query[i] as number) * (matrix[offsetB + i] as number);
+  }
+  out[0] = a0 + a1 + a2 + a3;
+  out[1] = b0 + b1 + b2 + b3;
+}
+
+/** Candidates already rescored in bestOf: their dots slot is set to a value no int8 dot product reaches (|dot| ≤ 127²·dim). */
+const RESCORED = -0x7fffffff;
+
+/** The widest rounding bound of any row's int8 score against a query whose rounding error is `queryError`. */
+export function widestBound(maxError: number, queryError: number): number {
+  return maxError + queryError * (1 + maxError) + SLACK;
+}
+
+/** The most a row's exact score can be, from its int8 score `approx` and the two rounding errors (Cauchy–Schwarz). */
+export function upperBound(approx: number, error: number, queryError: number): number {
+  return approx + error + queryError * (1 + error) + SLACK;
+}
+
+/**
+ * Step 1 of the plan over `count` candidates (rows candidates[i], or rows 0..count) whose int8 dot products are
+ * `dots`: the k best eligible by approximate score (candidate indices), and in `maybe` every candidate step 2 may
+ * need. Step 2 needs approx ≥ T − widest, and T ≥ (final k-th approx) − widest ≥ (running k-th approx) − widest,
+ * so approx ≥ running − 2·widest keeps every one of them.
+ */
+export function approxBest(
+  dots: Int32Array,
+  candidates: Int32Array | null,
+  count: number,
+  scales: Float32Array,
+  queryScale: number,
+  widest: number,
+  k: number,
+  eligible: ((row: number) => boolean) | undefined,
+  maybe: Int32Array,
+): { approxTop: TopK; maybeCount: number } {
+  // Plain loops over typed arrays, no closures: this loop runs over every candidate of every search.
+  const margin = 2 * widest;
+  const approxTop = new TopK(k);
+  let maybeCount = 0;
+  let threshold = -Infinity;
+  for (let i = 0; i < count; i++) {
+    const row = candidates ? (candidates[i] as number) : i;
+    const approx = (dots[i] as number) * (scales[row] as number) * queryScale;
+    if (approx + margin < threshold) continue;
+    maybe[maybeCount++] = i;
+    if (approx > threshold && (!eligible || eligible(row))) {
+      approxTop.push(i, approx);
+      threshold = approxTop.threshold;
+    }
+  }
+  return { approxTop, maybeCount };
+}
+
+/** Rows kept as int8 codes, as the threshold search reads them (QuantizedScan's, or CompactRows'). */
+export interface Int8Rows {
+  kernel: Int8Kernel;
+  /** Byte offset of row 0's codes, `stride` bytes a row. */
+  rowsAt: number;
+  /** Byte offset of free memory after everything else the kernel holds (grown here as needed). */
+  scratchAt: number;
+  dim: number;
+  stride: number;
+  /** Dims the kernel reads (tailHead); the rest is bounded by `tails`. */
+  head: number;
+  scales: Float32Array;
+  /** Per row, the norm of its dims after `head`. */
+  tails: Float64Array;
+  /** An upper bound of every row's rounding error. */
+  maxError: number;
+}
+
+/**
+ * For each normalised query, calls `candidate(query, row)` for the rows below `limit(query)` (default `size`), in
+ * row order, whose score may reach `floor`: the int8 score of the head dims plus ‖q tail‖·‖row tail‖ (what the
+ * rest can add, Cauchy–Schwarz) plus the rounding bound:
+ *   q·x ≤ approx(head) + e_q·(1 + e_x) + e_x + ‖q₂‖·‖x₂‖
+ * With supersede's floor (two memories nearly the same) the head alone rules out almost every row, at a quarter of
+ * the bytes. Queries go to the kernel in blocks, so each block reads the rows from memory once.
+ */
+export function candidatesAbove(
+  rows: Int8Rows,
+  queries: readonly Float32Array[],
+  floor: number,
+  size: number,
+  limit: ((query: number) => number) | undefined,
+  candidate: (query: number, row: number) => void,
+): void {
+  const { kernel, dim, stride, head, scales, tails, maxError } = rows;
+  const queriesAt = rows.scratchAt;
+  const dotsAt = queriesAt + (QUERY_BLOCK / 4) * groupBytes(stride);
+  kernel.grow(dotsAt + QUERY_BLOCK * ROW_TILE * 4);
+  const codes = new Int8Array(QUERY_BLOCK * stride);
+  for (let start = 0; start < queries.length; start += QUERY_BLOCK) {
+    const block = queries.slice(start, start + QUERY_BLOCK).map((query, i) => {
+      const end = Math.max(0, Math.min(size, limit ? limit(start + i) : size));
+      return { query, end };
+    });
+    const blockRows = Math.max(0, ...block.map((q) => q.end));
+    const groups = Math.ceil(block.length / 4);
+    codes.fill(0);
+    const bounds = block.map(({ query }, i) => {
+      const { scale, error } = quantize(query, 0, dim, codes, i * stride);
+      return { scale, tail: tailNorm(query, 0, head, dim), reach: floor - widestBound(maxError, error) };
+    });
+    interleaveQueries(codes, block.length, stride, new Int16Array(kernel.buffer, queriesAt, (groups * groupBytes(stride)) / 2));
+    for (let first = 0; first < blockRows; first += ROW_TILE) {
+      const count = Math.min(ROW_TILE, blockRows - first);
+      kernel.dotsMany(rows.rowsAt + first * stride, count, stride, head, queriesAt, groups, dotsAt);
+      block.forEach(({ end }, i) => {
+        if (end <= first) return;
+        const { scale, tail, reach } = bounds[i]!;
+        const dots = new Int32Array(kernel.buffer, dotsAt + i * count * 4, Math.min(count, end - first));
+        for (let j = 0; j < dots.length; j++) {
+          const row = first + j;
+          if ((dots[j] as number) * (scales[row] as number) * scale + tail * (tails[row] as number) >= reach) candidate(start + i, row);
+        }
+      });
+    }
+  }
+}
+
+export interface Quantized {
   scale: number;
   error: number;
 }
 
 /** Writes int8 codes of `dim` floats at `from` into `codes` at `to`; returns the scale and ‖x − scale·codes‖. */
-function quantize(source: Float32Array, from: number, dim: number, codes: Int8Array, to: number): Quantized {
+export function quantize(source: Float32Array, from: number, dim: number, codes: Int8Array, to: number): Quantized {
   let max = 0;
   for (let i = 0; i < dim; i++) {
     const v = Math.abs(source[from + i] as number);
@@ -323,10 +434,19 @@ function quantize(source: Float32Array, from: number, dim: number, codes: Int8Ar
   return { scale, error: Math.sqrt(error) };
 }
 
-/**
- * Per row, the norm of the dims after the `head` that rowsAbove's kernel pass reads (a multiple of 16, about a
- * quarter of the row, at least 64): it bounds what those dims can add to a dot product.
- */
+/** The dims rowsAbove's kernel pass reads of rows `stride` bytes long: a multiple of 16, about a quarter of the row, at least 64. */
+export function tailHead(stride: number): number {
+  return Math.min(stride, Math.max(64, Math.ceil(stride / 64) * 16));
+}
+
+/** ‖source[from + head .. from + dim]‖: what the dims after the head can add to a dot product with a unit vector. */
+export function tailNorm(source: Float32Array, from: number, head: number, dim: number): number {
+  let sum = 0;
+  for (let i = head; i < dim; i++) sum += (source[from + i] as number) ** 2;
+  return Math.sqrt(sum);
+}
+
+/** Per row, the norm of the dims after the `head` that rowsAbove's kernel pass reads: it bounds what those dims can add. */
 class TailNorms {
   head = 0;
   norms = new Float64Array(0);
@@ -336,22 +456,12 @@ class TailNorms {
     const { dim, size } = index;
     if (dim !== this.dim) {
       this.dim = dim;
-      const stride = Math.ceil(dim / 16) * 16;
-      this.head = Math.min(stride, Math.max(64, Math.ceil(stride / 64) * 16));
+      this.head = tailHead(Math.ceil(dim / 16) * 16);
       this.norms = new Float64Array(0);
       rows = Array.from({ length: size }, (_, row) => row);
     }
-    if (this.norms.length < size) {
-      const grown = new Float64Array(Math.max(size, Math.ceil(this.norms.length * 1.5), 64));
-      grown.set(this.norms);
-      this.norms = grown;
-    }
+    if (this.norms.length < size) this.norms = grown(this.norms, Math.max(size, Math.ceil(this.norms.length * 1.5), 64));
     const matrix = index.matrix;
-    for (const row of rows) {
-      if (row >= size) continue;
-      let sum = 0;
-      for (let i = this.head; i < dim; i++) sum += (matrix[row * dim + i] as number) ** 2;
-      this.norms[row] = Math.sqrt(sum);
-    }
+    for (const row of rows) if (row < size) this.norms[row] = tailNorm(matrix, row * dim, this.head, dim);
   }
 }

@@ -11,6 +11,8 @@ import { ErrorCode } from '../../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../../src/store/store.js';
 import { defaultRecordLimits, recordFromInput } from '../../src/engine/records.js';
 import type { MemoryRecord } from '../../src/types.js';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { summarize } from '../../src/store/summary.js';
 
 export interface StoreSpecCase {
   name: string;
@@ -100,6 +102,18 @@ async function withStore(open: () => Promise<Store>, body: (store: Store) => Pro
   } finally {
     await store.close().catch(() => undefined);
   }
+}
+
+/** The store's methods bound to it, so a copy of them (`{ ...store }`) works for a class-based store too. */
+function bound(store: Store): Store {
+  const copy: Record<string, unknown> = { kind: store.kind, persistent: store.persistent };
+  for (let from: object | null = store; from && from !== Object.prototype; from = Object.getPrototypeOf(from)) {
+    for (const key of Object.getOwnPropertyNames(from)) {
+      const method = (store as unknown as Record<string, unknown>)[key];
+      if (key !== 'constructor' && !(key in copy) && typeof method === 'function') copy[key] = method.bind(store);
+    }
+  }
+  return copy as unknown as Store;
 }
 
 // ---- cases ----------------------------------------------------------------------------------------------
@@ -425,6 +439,77 @@ export const storeSpec: StoreSpecCase[] = [
         assertEqual(await second.readMeta('k'), 'v', 'meta after reopen');
         assert((await second.changeCounter()) >= counter, 'counter does not go back after reopen');
       });
+    },
+  },
+  {
+    name: 'summaries and by-id reads agree with loadRecords (when the store has them)',
+    run: (open) =>
+      withStore(open, async (store) => {
+        if (!store.loadRecordSummaries || !store.loadRecordsByIds) return;
+        const records = [
+          record('a', { project: 'p', scope: 's', kind: 'k', tags: ['x', 'ü'], validUntil: 1 / 3, supersededBy: 'b', meta: { thread: 'chat 1' } }),
+          record('b', { meta: { thread: 7.25, other: 'x' } }),
+          record('c', { meta: { thread: { nested: true } }, createdAt: 1 / 3 }),
+          record('d', { meta: { thread: null }, pinned: true, accessCount: 3 }),
+          record('e'),
+        ];
+        await store.write({ put: records });
+        const loaded = await store.loadRecords();
+        assertEqual(await store.loadRecordSummaries(), loaded.map(summarize), 'summaries, in loadRecords order');
+        assertEqual((await store.loadRecordSummaries())[0]?.validUntil, 1 / 3, 'validUntil read back to the same double');
+        assertEqual(byId(await store.loadRecordsByIds(['e', 'zz', 'a', 'a'])), [records[0], records[4]], 'by id: unknown skipped, each once');
+        assertEqual(await store.loadRecordsByIds([]), [], 'by id: none');
+        const many = [...Array.from({ length: 10_050 }, (_, i) => `x${i}`), 'c', 'b', 'd'];
+        assertEqual(byId(await store.loadRecordsByIds(many)), [records[1], records[2], records[3]], 'by id: more ids than one chunk');
+        await store.write({ remove: ['a'] });
+        assertEqual(await store.loadRecordsByIds(['a']), [], 'by id: removed');
+        assertEqual((await store.loadRecordSummaries()).map((r) => r.id), ['b', 'c', 'd', 'e'], 'summaries after a removal');
+      }),
+  },
+  {
+    name: 'an engine opened from summaries answers as one that loaded every record, across a reopen',
+    run: async (open) => {
+      const first = await open();
+      const keepOpen = (store: Store): Store => ({ ...bound(store), close: async () => undefined });
+      const writer = await createEngine({ store: keepOpen(first), clock: () => 1_700_000_000_000 });
+      const words = ['kite', 'river', 'lantern', 'piano', 'storm'];
+      await writer.add(
+        Array.from({ length: 120 }, (_, i) => ({
+          id: `m${i}`,
+          text: `${words[i % 5]} ${words[(i * 3) % 5]} note ${i}`,
+          createdAt: 1_600_000_000_000 + i * 1000,
+          tags: i % 4 === 0 ? ['t'] : [],
+          ...(i % 3 === 0 ? { project: 'p' } : {}),
+          ...(i % 5 === 0 ? { meta: { thread: `th${i % 2}` } } : {}),
+        })),
+      );
+      await writer.update('m7', { validUntil: 1_600_000_000_000 });
+      const indexSnapshot = await writer.indexSnapshot();
+      await writer.close();
+      let store = first;
+      if (first.persistent) {
+        await first.close();
+        store = await open();
+      }
+      try {
+        const { loadRecordSummaries: _s, loadRecordsByIds: _b, ...whole } = bound(store);
+        const options = { clock: () => 1_700_000_000_000, indexSnapshot };
+        const reference = await createEngine({ ...options, store: { ...whole, kind: store.kind, persistent: store.persistent, close: async () => undefined } });
+        const onDemand = await createEngine({ ...options, store: keepOpen(store), residentRecords: 0, recordCacheSize: 3 });
+        const answers = async (engine: Engine) => [
+          (await engine.search('kite river', { k: 8, touch: false })).hits.map((h) => [h.id, h.score, h.text]),
+          (await engine.search('piano', { k: 5, touch: false, filter: { project: 'p', tags: ['t'] } })).hits.map((h) => h.id),
+          (await engine.search('lantern', { k: 5, touch: false, deepRecall: true })).hits.map((h) => h.id),
+          await engine.get('m42'),
+          await engine.timeline('m10', { before: 2, after: 2 }),
+          (await engine.export()).length,
+        ];
+        assertEqual(await answers(onDemand), await answers(reference), 'same answers');
+        await onDemand.close();
+        await reference.close();
+      } finally {
+        await store.close().catch(() => undefined);
+      }
     },
   },
   {

@@ -20,6 +20,13 @@ export interface BenchEmbedderOptions {
 
 export const BENCH_CHANNEL = 'engram-bench';
 
+/** The worker checks the model before it opens: bench vectors need no model; anything else goes to the real check. */
+export async function checkEmbedderModel(options: Record<string, unknown> = {}): Promise<void> {
+  if (options.bench) return;
+  const real = await import('../../../src/embedder/index.js');
+  await real.checkEmbedderModel(options);
+}
+
 export async function createEmbedder(options: Record<string, unknown> = {}): Promise<Embedder> {
   const bench = options.bench as BenchEmbedderOptions | undefined;
   if (!bench) {
@@ -29,7 +36,14 @@ export async function createEmbedder(options: Record<string, unknown> = {}): Pro
   let embedder = await build(bench);
   const channel = new BroadcastChannel(BENCH_CHANNEL);
   channel.onmessage = async (event) => {
-    if ((event.data as { drop?: boolean }).drop) embedder = await build({ ...bench, corpusStem: undefined });
+    const message = event.data as { drop?: boolean; loadChunk?: string; start?: number };
+    if (message.drop) embedder = await build({ ...bench, corpusStem: undefined });
+    // The million section: one chunk's vectors at a time (a 1M table would not fit twice in memory).
+    if (message.loadChunk) {
+      embedder = await build({ ...bench, corpusStem: undefined });
+      await addChunk(embedder, message.loadChunk, bench.dim);
+      channel.postMessage({ chunkLoaded: message.loadChunk });
+    }
   };
   // The engine keeps this object: delegate so that dropping the table takes effect.
   return {
@@ -37,6 +51,16 @@ export async function createEmbedder(options: Record<string, unknown> = {}): Pro
     dim: bench.dim,
     embed: (texts) => embedder.embed(texts),
   };
+}
+
+/** A chunk of the streamed corpus (bench/perf/stream-data.ts): `<stem>.json` texts and `<stem>.f32` vectors. */
+async function addChunk(embedder: PrecomputedEmbedder, stem: string, dim: number): Promise<void> {
+  const [json, bytes] = await Promise.all([
+    fetch(`${stem}.json`).then((r) => r.json() as Promise<{ texts: string[] }>),
+    fetch(`${stem}.f32`).then((r) => r.arrayBuffer()),
+  ]);
+  const vectors = new Float32Array(bytes);
+  json.texts.forEach((text, i) => embedder.addVector(text, vectors.subarray(i * dim, (i + 1) * dim)));
 }
 
 async function build(bench: BenchEmbedderOptions): Promise<PrecomputedEmbedder> {

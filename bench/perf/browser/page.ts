@@ -3,7 +3,7 @@
  * Orama on the same data) plus Engram as users run it, `createMemory`: the real worker, SQLite on OPFS, with
  * cold open, worker heap and bytes on disk. Driven by bench/perf/browser.ts through `window.engramBench`.
  */
-import { BENCH_NOW, corpusFromParts, prefix, queriesFromJson, type BenchQuery, type Corpus, type CorpusJson, type QueryJson } from '../data.js';
+import { BENCH_NOW, corpusFromParts, prefix, QUERY_SETS, querySet, queriesFromJson, type BenchQuery, type Corpus, type CorpusJson, type QueryJson } from '../data.js';
 import { ENGRAM_OPS, INGEST_BATCH, memoryInputs, PrecomputedEmbedder } from '../engram.js';
 import { timeQueries, type LoopOptions, type SectionResult } from '../measure.js';
 import { ADD_PROBE, benchSize, guarded, type EngineLike, type EngramVariant } from '../suite.js';
@@ -161,8 +161,10 @@ async function runModel(options: { n: number; loop: LoopOptions }): Promise<Sect
     const start = performance.now();
     for (let s = 0; s < corpus.n; s += INGEST_BATCH) await memory.add(memoryInputs(corpus, s, Math.min(corpus.n, s + INGEST_BATCH)));
     figure('ingest memories/s (embedding included)', corpus.n / ((performance.now() - start) / 1000), '/s');
-    const { latency } = await timeQueries(state.queries, (q) => memory.search(q.text, ENGRAM_OPS.hybrid), options.loop);
-    out.latency.push({ section: 'browser', dim: 100, n: options.n, system, op: 'hybrid + query embedding', ...latency });
+    for (const set of QUERY_SETS) {
+      const { latency } = await timeQueries(querySet(state.queries, set), (q) => memory.search(q.text, ENGRAM_OPS.hybrid), options.loop);
+      out.latency.push({ section: 'browser', dim: 100, n: options.n, system, op: 'hybrid + query embedding', set, ...latency });
+    }
     await memory.close();
     const coldStart = performance.now();
     const reopened = await createMemory({ name, storage: 'opfs', persist: false });

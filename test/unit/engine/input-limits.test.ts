@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createEngine, EngramError, isEngramError, memoryStore, type Engine, type MemoryRecord, type Store } from '../../../src/index.js';
 import { defaultRecordLimits } from '../../../src/engine/records.js';
 import { testEmbedder } from '../helpers/embedder.js';
+import { summarize } from '../../../src/store/summary.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const LONE = '\ud800';
@@ -248,7 +249,15 @@ describe('search limits', () => {
 /** A store over a memory store whose loadRecords returns `records` as they are (duplicates included). */
 function storeReturning(records: MemoryRecord[]): Store {
   const inner = memoryStore();
-  return { ...inner, kind: inner.kind, persistent: inner.persistent, loadRecords: async () => structuredClone(records) };
+  // Every read agrees with `records`, the by-id ones too (the engine opens from summaries when a store has them).
+  return {
+    ...inner,
+    kind: inner.kind,
+    persistent: inner.persistent,
+    loadRecords: async () => structuredClone(records),
+    loadRecordSummaries: async () => structuredClone(records.map(summarize)),
+    loadRecordsByIds: async (ids) => structuredClone(records.filter((r) => ids.includes(r.id))),
+  };
 }
 
 function stored(id: string, text: string, extra: Partial<MemoryRecord> = {}): MemoryRecord {

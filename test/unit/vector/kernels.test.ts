@@ -52,14 +52,16 @@ function areas(...sizes: number[]): { at: number[]; bytes: number } {
   return { at, bytes: next };
 }
 
-function int8Kernel(bytes: number): Int8Kernel {
-  const kernel = createInt8Kernel(bytes);
+/** The loop kernels, or with `madeFor` the kernel whose dots and dotsAt are unrolled for that stride. */
+function int8Kernel(bytes: number, madeFor?: number): Int8Kernel {
+  const kernel = createInt8Kernel(bytes, madeFor);
   expect(kernel).not.toBeNull(); // Node has WebAssembly SIMD
   return kernel!;
 }
 
-function hammingKernel(bytes: number): HammingKernel {
-  const kernel = createHammingKernel(bytes);
+/** The generic kernel, or with `madeFor` the one whose `hamming` is unrolled for that stride (and has `select`). */
+function hammingKernel(bytes: number, madeFor?: number): HammingKernel {
+  const kernel = createHammingKernel(bytes, madeFor);
   expect(kernel).not.toBeNull();
   return kernel!;
 }
@@ -72,15 +74,18 @@ function output(buffer: ArrayBuffer, at: number, count: number): Int32Array {
 }
 
 const seeds = fc.integer({ min: 1, max: 2 ** 31 - 1 });
+/** Which kernel a test runs on: the loop kernels, the one unrolled for the stride used, or one unrolled for another stride. */
+const madeFors = fc.constantFrom('generic', 'this', 'other');
+const kernelStride = (madeFor: string, stride: number) => (madeFor === 'generic' ? undefined : madeFor === 'this' ? stride : stride === 16 ? 32 : 16);
 const strides = fc.constantFrom(...STRIDES);
 const rowCounts = fc.integer({ min: 0, max: 40 });
 
 describe('int8 kernels', () => {
   it('dots: out[r] = Σ_j rows[r·stride + j] · query[j]', () => {
     fc.assert(
-      fc.property(seeds, strides, rowCounts, (seed, stride, count) => {
+      fc.property(seeds, strides, rowCounts, madeFors, (seed, stride, count, madeFor) => {
         const { at: [queryAt, rowsAt, outAt], bytes } = areas(stride, count * stride, (count + 1) * 4);
-        const kernel = int8Kernel(bytes);
+        const kernel = int8Kernel(bytes, kernelStride(madeFor, stride));
         const memory = new Int8Array(kernel.buffer);
         memory.set(int8Codes(seed, stride + count * stride), queryAt!);
         const out = output(kernel.buffer, outAt!, count);
@@ -88,16 +93,16 @@ describe('int8 kernels', () => {
         const expected = Array.from({ length: count }, (_, r) => int8Dot(memory, rowsAt! + r * stride, memory, queryAt!, stride));
         expect(Array.from(out)).toEqual([...expected, SENTINEL]);
       }),
-      { numRuns: 100, examples: [[1, 16, 0], [2, 384, 1], [3, 112, 5]] },
+      { numRuns: 200, examples: [[1, 16, 0, 'generic'], [2, 384, 1, 'this'], [3, 112, 5, 'this'], [4, 16, 3, 'this']] },
     );
   });
 
   it('dotsAt: out[i] = row list[i] · query, for any order and repeats of row numbers', () => {
     fc.assert(
-      fc.property(seeds, strides, fc.integer({ min: 1, max: 30 }), fc.array(fc.nat(), { maxLength: 40 }), (seed, stride, rows, picks) => {
+      fc.property(seeds, strides, fc.integer({ min: 1, max: 30 }), fc.array(fc.nat(), { maxLength: 40 }), madeFors, (seed, stride, rows, picks, madeFor) => {
         const list = picks.map((pick) => pick % rows);
         const { at: [queryAt, rowsAt, listAt, outAt], bytes } = areas(stride, rows * stride, list.length * 4, (list.length + 1) * 4);
-        const kernel = int8Kernel(bytes);
+        const kernel = int8Kernel(bytes, kernelStride(madeFor, stride));
         const memory = new Int8Array(kernel.buffer);
         memory.set(int8Codes(seed, stride + rows * stride), queryAt!);
         new Int32Array(kernel.buffer, listAt!, list.length).set(list);
@@ -106,7 +111,7 @@ describe('int8 kernels', () => {
         const expected = list.map((row) => int8Dot(memory, rowsAt! + row * stride, memory, queryAt!, stride));
         expect(Array.from(out)).toEqual([...expected, SENTINEL]);
       }),
-      { numRuns: 100, examples: [[1, 16, 1, []], [2, 384, 3, [2, 0, 2]]] },
+      { numRuns: 200, examples: [[1, 16, 1, [], 'this'], [2, 384, 3, [2, 0, 2], 'this'], [3, 384, 3, [2, 0, 2], 'other']] },
     );
   });
 
@@ -161,9 +166,9 @@ describe('int8 kernels', () => {
 
   it('widens before multiplying: rows and queries at −128 and 127 give exact sums', () => {
     const stride = 384;
-    for (const [a, b] of [[-128, -128], [-128, 127], [127, 127]] as const) {
+    for (const [a, b, madeFor] of [[-128, -128, undefined], [-128, 127, undefined], [127, 127, undefined], [-128, -128, stride], [-128, 127, stride]] as const) {
       const { at: [queryAt, rowsAt, listAt, manyAt, outAt], bytes } = areas(stride, 2 * stride, 8, groupBytes(stride), 4 * 2 * 4);
-      const kernel = int8Kernel(bytes);
+      const kernel = int8Kernel(bytes, madeFor);
       const memory = new Int8Array(kernel.buffer);
       memory.fill(b, queryAt!, queryAt! + stride);
       memory.fill(a, rowsAt!, rowsAt! + 2 * stride);
@@ -185,10 +190,11 @@ describe('int8 kernels', () => {
 describe('Hamming kernel', () => {
   it('out[r] = popcount(rows[r] xor query), and histogram[out[r]] += 1 on top of what it held', () => {
     fc.assert(
-      fc.property(seeds, strides, rowCounts, (seed, stride, count) => {
+      // made for: nothing (generic), this stride (unrolled; 496 is the longest), or another one (falls back to generic).
+      fc.property(seeds, fc.constantFrom(...STRIDES, 48, 496, 512), rowCounts, fc.constantFrom('generic', 'this', 'other'), (seed, stride, count, madeFor) => {
         const bins = stride * 8 + 1; // distances 0..stride·8
         const { at: [queryAt, histogramAt, rowsAt, outAt], bytes } = areas(stride, bins * 4, (count + 2) * stride, (count + 3) * 4);
-        const kernel = hammingKernel(bytes);
+        const kernel = hammingKernel(bytes, madeFor === 'generic' ? undefined : madeFor === 'this' ? stride : stride === 48 ? 32 : 48);
         const memory = new Uint8Array(kernel.buffer);
         const query = bitCodes(seed, stride);
         memory.set(query, queryAt!);
@@ -210,7 +216,7 @@ describe('Hamming kernel', () => {
         for (const distance of expected) counted[distance]!++;
         expect(Array.from(histogram)).toEqual(counted);
       }),
-      { numRuns: 100, examples: [[1, 16, 0], [2, 384, 1]] },
+      { numRuns: 200, examples: [[1, 16, 0, 'this'], [2, 48, 1, 'this'], [3, 496, 5, 'this']] },
     );
   });
 
@@ -223,5 +229,29 @@ describe('Hamming kernel', () => {
     kernel.hamming(rowsAt!, 0, stride, queryAt!, outAt!, histogramAt!);
     expect(histogram.every((n) => n === 0)).toBe(true);
     expect(Array.from(out)).toEqual([SENTINEL]);
+  });
+
+  it('select: every row below the cut, then rows at the cut (lowest first) up to atCut, as the JS loop picks them', () => {
+    fc.assert(
+      fc.property(seeds, fc.integer({ min: 0, max: 300 }), fc.integer({ min: 1, max: 12 }), (seed, count, spread) => {
+        const { random } = randomSource(seed);
+        const distances = Array.from({ length: count }, () => Math.floor(random() * spread));
+        const cut = Math.floor(random() * (spread + 1));
+        const atCut = Math.floor(random() * (count + 2));
+        const expected: number[] = [];
+        let left = atCut;
+        distances.forEach((d, row) => {
+          if (d < cut || (d === cut && left-- > 0)) expected.push(row);
+        });
+        const { at: [distancesAt, outAt], bytes } = areas(count * 4, (count + 1) * 4);
+        const kernel = hammingKernel(bytes, 48);
+        new Int32Array(kernel.buffer, distancesAt!, count).set(distances);
+        const out = output(kernel.buffer, outAt!, count);
+        kernel.select!(distancesAt!, count, cut, atCut, outAt!);
+        expect(Array.from(out.subarray(0, expected.length))).toEqual(expected);
+        expect(out[expected.length]).toBe(SENTINEL);
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SignCodes } from '../../../src/vector/sign-codes.js';
+import { SignCodes, type ApproxRows } from '../../../src/vector/sign-codes.js';
 import { normalize } from '../../../src/vector/similarity.js';
 import { VectorIndex } from '../../../src/vector/vector-index.js';
 import { exactAndScanned, randomSource } from '../helpers/vectors.js';
@@ -87,6 +87,45 @@ describe('1-bit sign codes (prefilter)', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+
+  it('reads rows through a scratch-buffer source (compact mode) as from the matrix, and keeps codes written from floats', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 2, max: 150 }), fc.constantFrom(40, 100, 384), (seed, n, dim) => {
+        const vectors = clustered(seed, n + 1, dim);
+        const query = vectors.pop()!;
+        const index = new VectorIndex(dim);
+        index.setMany(vectors.map((_, i) => `m${i}`), vectors);
+        const count = Math.max(1, Math.floor(n / 3));
+        const rowsOf = (approx: ApproxRows['approx']): ApproxRows => ({ dim, size: index.size, sumOfRows: () => index.sumOfRows(), approx });
+        const copied = rowsOf((row, out) => {
+          out.set(index.matrix.subarray(row * dim, (row + 1) * dim));
+          return out;
+        });
+        const fromMatrix = new SignCodes();
+        const fromScratch = new SignCodes();
+        const expected = Array.from(fromMatrix.shortlist(index, query, count)!);
+        expect(Array.from(fromScratch.shortlist(copied, query, count)!)).toEqual(expected);
+        expect(fromScratch.centre).toEqual(fromMatrix.centre);
+
+        // Centred up front and written row by row from the floats: the (zero) approximate rows are never read.
+        const written = new SignCodes();
+        expect(written.prepare(dim)).toBe(true);
+        written.centreIfNone(index.sumOfRows(), index.size, index.size);
+        for (let row = 0; row < index.size; row++) written.write(row, index.matrix, row * dim);
+        const zeros = rowsOf((_, out) => out.fill(0));
+        expect(Array.from(written.shortlist(zeros, query, count)!)).toEqual(naiveShortlist(index, written.centre!, query, count));
+        // A swap-remove moves the last row's code.
+        const last = index.size - 1;
+        const removed = `m${seed % last}`;
+        const row = index.rowOf(removed)!;
+        index.remove(removed);
+        written.move(last, row);
+        const fewer = Math.max(1, Math.floor(index.size / 3));
+        expect(Array.from(written.shortlist(rowsOf((_, out) => out.fill(0)), query, fewer)!)).toEqual(naiveShortlist(index, written.centre!, query, fewer));
+      }),
+      { numRuns: 40 },
     );
   });
 

@@ -1,0 +1,135 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { bm25TopKPruned, pruningCounters } from '../../../src/lexical/bm25-pruned.js';
+import { bm25TopK } from '../../../src/lexical/bm25-topk.js';
+import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
+import type { MiniSearchIndex } from '../../../src/lexical/minisearch-adapter.js';
+import { decodeSnapshot, encodeSnapshot } from '../../../src/lexical/snapshot.js';
+import type { MemoryRecord } from '../../../src/types.js';
+
+const VOCABULARY = Array.from({ length: 90 }, (_, i) => `w${i}`);
+// Skewed choice (index = floor(n·u⁴)): w0 is in most memories, the tail in few.
+const word = (u: number) => VOCABULARY[Math.floor(VOCABULARY.length * u ** 4)] as string;
+const rec = (id: string, text: string, tags: string[]): MemoryRecord => ({
+  id, text, tags, createdAt: 0, priority: 1, pinned: false, accessCount: 0,
+});
+
+/** The MiniSearch adapter a LexicalIndex searches through (private: read for this test only). */
+const adapterOf = (index: LexicalIndex) => (index as unknown as { index_: MiniSearchIndex }).index_;
+
+const textArb = fc.array(fc.double({ min: 0, max: 0.9999, noNaN: true }), { minLength: 1, maxLength: 12 });
+const memoryArb = fc.record({ text: textArb, tags: fc.array(textArb.map((us) => us.slice(0, 2)), { maxLength: 2 }), copies: fc.nat(3) });
+const scenarioArb = fc.record({
+  memories: fc.array(memoryArb, { minLength: 1, maxLength: 120 }),
+  // Discarded, and re-added with other words (a new short id): postings keep the old one until cleaned.
+  discard: fc.array(fc.nat(200), { maxLength: 30 }),
+  readd: fc.array(fc.tuple(fc.nat(200), textArb), { maxLength: 15 }),
+  snapshot: fc.boolean(),
+  queries: fc.array(
+    fc.record({
+      terms: fc.oneof(
+        fc.uniqueArray(fc.constantFrom(...VOCABULARY.slice(0, 6), 'missing'), { minLength: 1, maxLength: 6 }),
+        fc.uniqueArray(fc.constantFrom(...VOCABULARY, 'missing'), { minLength: 1, maxLength: 64 }),
+      ),
+      limit: fc.integer({ min: 1, max: 60 }),
+      filter: fc.constantFrom(0, 2, 3),
+      window: fc.constantFrom(undefined, 1, 3, 16),
+      maxScore: fc.boolean(),
+      scanRatio: fc.constantFrom(undefined, 0, 1e9),
+      boost: fc.record({ text: fc.constantFrom(1, 2, 0.5), tags: fc.constantFrom(1, 3) }),
+    }),
+    { minLength: 1, maxLength: 4 },
+  ),
+});
+
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
+
+function build(scenario: Scenario): LexicalIndex {
+  const index = new LexicalIndex({ stopWords: false, stem: false });
+  const records: MemoryRecord[] = [];
+  scenario.memories.forEach((m, i) => {
+    // Copies make equal scores: ties must come out in the exhaustive scorer's order.
+    for (let c = 0; c <= m.copies; c++) records.push(rec(`m${i}c${c}`, m.text.map(word).join(' '), m.tags.map((t) => t.map(word).join(' '))));
+  });
+  index.addAll(records);
+  for (const i of scenario.discard) index.remove(records[i % records.length]!.id);
+  for (const [i, us] of scenario.readd) index.addAll([rec(records[i % records.length]!.id, us.map(word).join(' '), [])]);
+  if (!scenario.snapshot) return index;
+  const restored = new LexicalIndex({ stopWords: false, stem: false });
+  const state = index.state();
+  const snapshot = encodeSnapshot(state, { settings: index.settingsKey, counter: 0 }, new Uint32Array(state.documentIds.size * 2));
+  restored.restore(decodeSnapshot(snapshot).state);
+  return restored;
+}
+
+describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
+  it('returns what bm25TopK returns: same ids, same scores (===), same order, ties included', () => {
+    fc.assert(
+      fc.property(scenarioArb, (scenario) => {
+        const lexical = build(scenario);
+        const index = adapterOf(lexical);
+        const bm25 = { k: 1.2, b: 0.7, d: 0.5 };
+        for (const q of scenario.queries) {
+          const eligible = q.filter ? (id: string) => Number(id.slice(1, id.indexOf('c'))) % q.filter !== 0 : undefined;
+          // Pruned first, while the postings may still hold discarded memories; then the reference; then pruned again (cached lists).
+          const pruned = bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 });
+          const reference = bm25TopK(index, q.terms, q.boost, bm25, q.limit, eligible);
+          expect(pruned).toStrictEqual(reference);
+          for (let i = 0; i < pruned.length; i++) expect(Object.is(pruned[i]!.score, reference[i]!.score)).toBe(true);
+          expect(bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 })).toStrictEqual(reference);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('prunes: a common-term query over many memories scores few of them and can skip postings (and stays exact)', () => {
+    const lexical = new LexicalIndex({ stopWords: false, stem: false });
+    const records: MemoryRecord[] = [];
+    let seed = 1;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+    for (let i = 0; i < 20_000; i++) records.push(rec(`m${i}`, Array.from({ length: 12 }, () => word(random())).join(' '), []));
+    lexical.addAll(records);
+    const index = adapterOf(lexical);
+    const terms = ['w0', 'w1', 'w2', 'w3'];
+    const bm25 = { k: 1.2, b: 0.7, d: 0.5 };
+    const boost = { text: 1, tags: 1 };
+    let postings = 0;
+    for (const term of terms) for (const list of index.termPostings(term)!.values()) postings += list.size;
+    const before = { ...pruningCounters };
+    const pruned = bm25TopKPruned(index, terms, boost, bm25, 50, undefined, { minPostings: -1 });
+    const scored = pruningCounters.documentsScored - before.documentsScored;
+    const read = pruningCounters.postingsRead - before.postingsRead;
+    expect(pruned).toStrictEqual(bm25TopK(index, terms, boost, bm25, 50));
+    // Only documents whose bound reaches the 50th score are scored; probing (scan ratio 0) also skips postings.
+    expect(scored).toBeLessThan(records.length / 10);
+    const probing = { ...pruningCounters };
+    expect(bm25TopKPruned(index, terms, boost, bm25, 50, undefined, { scanRatio: 0, minPostings: -1 })).toStrictEqual(pruned);
+    expect(pruningCounters.postingsRead - probing.postingsRead).toBeLessThan(postings * 0.8);
+    expect(read).toBeLessThanOrEqual(postings);
+  });
+
+  it('breaks equal scores like the exhaustive scorer: first query term, then the field it matched first, then index order', () => {
+    const lexical = new LexicalIndex({ stopWords: false, stem: false });
+    // Same score for "x" in either field (one memory each, same lengths): the text match was seen first.
+    lexical.addAll([rec('tagged', 'y', ['x']), rec('texted', 'x', ['y'])]);
+    const index = adapterOf(lexical);
+    const args = [['x'], { text: 1, tags: 1 }, { k: 1.2, b: 0.7, d: 0.5 }, 3] as const;
+    const reference = bm25TopK(index, ...args);
+    expect(reference.map((r) => r.id)).toEqual(['texted', 'tagged']);
+    expect(reference[0]!.score).toBe(reference[1]!.score);
+    expect(bm25TopKPruned(index, ...args, undefined, { minPostings: -1 })).toStrictEqual(reference);
+  });
+
+  it('is what LexicalIndex.search returns, fresh and restored from a snapshot', () => {
+    const records = ['the cat sat', 'a cat and a dog', 'dogs bark loudly', 'cats purr', 'cat cat dog'].map((text, i) => rec(`m${i}`, text, []));
+    const index = new LexicalIndex();
+    index.addAll(records);
+    const expected = bm25TopK(adapterOf(index), index.queryTerms('cat dog'), { text: 1, tags: 1 }, { k: 1.2, b: 0.7, d: 0.5 }, 10);
+    expect(index.search('cat dog', 10)).toStrictEqual(expected);
+    const restored = new LexicalIndex();
+    const state = index.state();
+    restored.restore(decodeSnapshot(encodeSnapshot(state, { settings: index.settingsKey, counter: 0 }, new Uint32Array(state.documentIds.size * 2))).state);
+    expect(restored.search('cat dog', 10)).toStrictEqual(expected);
+  });
+});
