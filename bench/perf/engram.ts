@@ -18,8 +18,11 @@ export const ENGRAM_OPS = {
 
 export type EngramOp = keyof typeof ENGRAM_OPS;
 
-/** Pure vector ranking (no decay, no boosts, no MMR): compared with the exact top 10 for recall@10. */
-export const RECALL_OPTIONS: Partial<SearchOptions> = { k: K, mode: 'vector', raw: true, decay: false, diversity: false, touch: false };
+/**
+ * Pure vector ranking (no neighbour support, decay, boosts or MMR): compared with the exact top 10 for recall@10.
+ * Neighbour support by time would lift memories written close to a hit, which an exact scan knows nothing of.
+ */
+export const RECALL_OPTIONS: Partial<SearchOptions> = { k: K, mode: 'vector', raw: true, neighbours: false, decay: false, diversity: false, touch: false };
 
 export const INGEST_BATCH = 1000;
 
