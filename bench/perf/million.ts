@@ -23,6 +23,9 @@ import { CHUNK, chunkCount, chunkName, ensureChunks, exactAnswersCached, exactTo
 import { recallMetric } from './suite.js';
 import type { MillionBench } from './browser/million.js';
 
+/** After the last import: the worker's 10 s quiet time, then the snapshot save (every text hashed) and repack. */
+const IDLE_SAVE_WAIT_MS = 60_000;
+
 const WORKER = 'Engram worker (OPFS)';
 const EXACT = 'exact scan (Node, top-10 selection)';
 /** A call to the page that takes longer than this is a stalled worker: the section ends with a note. */
@@ -228,6 +231,10 @@ async function main(): Promise<void> {
       figure(WORKER, 'ingest memories/s', n / ((performance.now() - start) / 1000), '/s');
       figure(WORKER, 'memories stored', await call('count'), '');
       recordMemory('after ingest', await sample('after ingest'));
+      // What an app's worker holds once it goes quiet after a large import: the worker saves the lexical snapshot
+      // after 10 s without changes and keeps its index in the snapshot's packed form.
+      await new Promise((resolve) => setTimeout(resolve, IDLE_SAVE_WAIT_MS));
+      recordMemory('after ingest, once idle', await sample('after ingest, once idle'));
       await call('close');
       // The closed worker's memory is reclaimed first, as in the other sections' cold open.
       await new Promise((resolve) => setTimeout(resolve, 5000));

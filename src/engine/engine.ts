@@ -17,7 +17,7 @@ import { runPipeline, type PipelineState } from '../search/pipeline.js';
 import type { RecordSummary } from '../store/store.js';
 import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions } from '../types.js';
 import { embedTexts } from './embed.js';
-import { encodeLexical, openLexical } from './lexical-snapshot.js';
+import { encodeLexical, repackLexical, openLexical } from './lexical-snapshot.js';
 import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
 import { RecordTable } from './record-table.js';
 import { applyPatch, changesIndexed, checkId, cloneRecord, describe, recordFromImport, recordFromInput } from './records.js';
@@ -176,7 +176,11 @@ class EngramEngine implements Engine {
   async indexSnapshot(): Promise<IndexSnapshot> {
     this.checkOpen();
     await this.touches.flush();
-    return this.queue.run(() => encodeLexical(this.lexical, this.records, this.options.store));
+    return this.queue.run(async () => {
+      const snapshot = await encodeLexical(this.lexical, this.records, this.options.store);
+      repackLexical(this.lexical, snapshot);
+      return snapshot;
+    });
   }
 
   get embedder(): Embedder | null {

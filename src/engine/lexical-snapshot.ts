@@ -76,3 +76,12 @@ async function hashes(documentIds: Map<number, string>, records: RecordTable, ch
   }
   return out;
 }
+
+/**
+ * Replaces the index by its own snapshot, decoded: the same documents and postings, held as packed arrays (views
+ * of a copy of `snapshot`, which the caller keeps) instead of the Map per term and field that indexing builds, a
+ * fraction of their memory after a large import. Call it right after `encodeLexical`, in the same write-queue task.
+ */
+export function repackLexical(lexical: LexicalIndex, snapshot: IndexSnapshot): void {
+  lexical.restore(decodeSnapshot(snapshot.slice()).state);
+}
