@@ -21,7 +21,7 @@ import { encodeLexical, repackLexical, openLexical } from './lexical-snapshot.js
 import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
 import { RecordTable } from './record-table.js';
 import { applyPatch, changesIndexed, checkId, cloneRecord, describe, recordFromImport, recordFromInput } from './records.js';
-import { planSupersedeAsync, type SupersedePlan } from './supersede.js';
+import { planSupersedeAsync } from './supersede.js';
 import { TouchWriter } from './touch-writer.js';
 import { VectorState } from './vector-state.js';
 import { WriteQueue } from './write-queue.js';
@@ -459,16 +459,13 @@ class EngramEngine implements Engine {
   }
 
   /** What supersede does to a new batch (nothing without vectors): supersede.ts. */
-  private async planSupersede(created: MemoryRecord[], vectors: Float32Array[] | null): Promise<SupersedePlan> {
+  private async planSupersede(created: MemoryRecord[], vectors: Float32Array[] | null): Promise<{ batch: MemoryRecord[]; stored: MemoryRecord[] }> {
     const index = this.vectors.index;
     if (!vectors || !index) return { batch: created, stored: [] };
     const { supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan: makeScan } = this.options;
-    // The plan reads only createdAt and supersededBy of stored memories, which their summaries hold.
-    const storedRecord = (id: string) => this.records.get(id) ?? (this.records.summary(id) as MemoryRecord | undefined);
-    const plan = await planSupersedeAsync({ index, storedRecord, threshold, calibrate, makeScan }, created, vectors);
-    if (plan.stored.length === 0 || this.records.isResident) return plan;
-    // A superseded memory planned from its summary: its full record, with the same mark.
-    const marks = new Map(plan.stored.map((r) => [r.id, r.supersededBy]));
+    // The plan reads stored memories' summaries; the ones it supersedes are written whole, with its mark.
+    const plan = await planSupersedeAsync({ index, storedRecord: (id) => this.records.summary(id), threshold, calibrate, makeScan }, created, vectors);
+    const marks = new Map(plan.stored.map((r) => [r.id, r.supersededBy as string]));
     const stored = (await this.records.getMany([...marks.keys()])).map((r) => ({ ...cloneRecord(r), supersededBy: marks.get(r.id) as string }));
     return { batch: plan.batch, stored };
   }

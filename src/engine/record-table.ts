@@ -277,19 +277,10 @@ export class RecordTable {
     }, 0);
   }
 
-  /** Every record in memory, for a table loaded whole (`fillResident`). */
-  values(): IterableIterator<MemoryRecord> {
-    return this.cache.values();
-  }
-
   /** Fills an empty table with every record, resident for good (stores without by-id reads, legacy duplicates). */
   fillResident(records: readonly MemoryRecord[]): void {
-    for (const record of records) {
-      this.setSummary(summarize(record));
-      this.cache.delete(record.id);
-      this.cache.set(record.id, record);
-    }
     this.resident = true;
+    for (const record of records) this.set(record);
     this.cacheLimit = Infinity;
   }
 }

@@ -13,16 +13,18 @@ import type { MemoryRecord } from '../types.js';
 import { calibratedCosine, meanPairwiseCosine } from '../vector/similarity.js';
 import type { VectorScan } from '../vector/scan.js';
 import { VectorIndex } from '../vector/vector-index.js';
-import { cloneRecord } from './records.js';
 
 /** Best matches kept per new memory; only when none of them is live are all the others looked at. */
 export const SUPERSEDE_PROBE = 8;
 
-export interface SupersedeContext {
+/** What the plan reads of a memory (a stored memory's summary holds it). */
+export type SupersedeFacts = Pick<MemoryRecord, 'id' | 'createdAt' | 'supersededBy'>;
+
+export interface SupersedeContext<R extends SupersedeFacts = MemoryRecord> {
   /** The stored memories' vectors (normalised). */
   index: VectorIndex;
   /** A stored memory by id. */
-  storedRecord(id: string): MemoryRecord | undefined;
+  storedRecord(id: string): R | undefined;
   /** `false`: supersede is off. */
   threshold: number | false;
   /** Compare calibrated cosines (see similarity.ts) rather than raw ones. */
@@ -31,15 +33,15 @@ export interface SupersedeContext {
   makeScan(): VectorScan;
 }
 
-export interface SupersedePlan {
+export interface SupersedePlan<R extends SupersedeFacts = MemoryRecord> {
   /** The batch in order: the same records, or copies with `supersededBy` set where the plan supersedes them. */
   batch: MemoryRecord[];
-  /** Copies of stored memories that a new memory supersedes, with `supersededBy` set. */
-  stored: MemoryRecord[];
+  /** Copies of what `storedRecord` gave for the stored memories a new memory supersedes, with `supersededBy` set. */
+  stored: R[];
 }
 
 /** What supersede does to `batch` (new memories whose ids are not stored; `vectors[i]` is item i's). Changes nothing. */
-export function planSupersede(context: SupersedeContext, batch: readonly MemoryRecord[], vectors: readonly Float32Array[]): SupersedePlan {
+export function planSupersede<R extends SupersedeFacts>(context: SupersedeContext<R>, batch: readonly MemoryRecord[], vectors: readonly Float32Array[]): SupersedePlan<R> {
   const { index, threshold } = context;
   if (threshold === false) return { batch: batch.slice(), stored: [] };
   const { floor, baseline } = floorOf(context, vectors);
@@ -51,7 +53,11 @@ export function planSupersede(context: SupersedeContext, batch: readonly MemoryR
  * `planSupersede` for any index, a compact one too (its stored vectors are read from the store for the few rows
  * the int8 bound cannot rule out). Every stored match is found before the walk, which stays synchronous.
  */
-export async function planSupersedeAsync(context: SupersedeContext, batch: readonly MemoryRecord[], vectors: readonly Float32Array[]): Promise<SupersedePlan> {
+export async function planSupersedeAsync<R extends SupersedeFacts>(
+  context: SupersedeContext<R>,
+  batch: readonly MemoryRecord[],
+  vectors: readonly Float32Array[],
+): Promise<SupersedePlan<R>> {
   const { index, threshold } = context;
   if (!index.isCompact || threshold === false) return planSupersede(context, batch, vectors);
   const { floor, baseline } = floorOf(context, vectors);
@@ -62,27 +68,27 @@ export async function planSupersedeAsync(context: SupersedeContext, batch: reado
 }
 
 /** The floor every passing score reaches, and the calibration baseline of the stored and new vectors. */
-function floorOf(context: SupersedeContext, vectors: readonly Float32Array[]): { floor: number; baseline: number } {
+function floorOf(context: SupersedeContext<SupersedeFacts>, vectors: readonly Float32Array[]): { floor: number; baseline: number } {
   const baseline = context.calibrate ? batchBaseline(context.index, vectors) : 0;
   const threshold = context.threshold as number;
   return { floor: lowestPassing((score) => calibratedCosine(score, baseline) >= threshold), baseline };
 }
 
 /** The walk of the batch in order, given each new memory's stored matches (`stored[i]`, and all of them: `everyStored(i)`). */
-function plan(
-  context: SupersedeContext,
+function plan<R extends SupersedeFacts>(
+  context: SupersedeContext<R>,
   batch: readonly MemoryRecord[],
   vectors: readonly Float32Array[],
   { floor, baseline }: { floor: number; baseline: number },
   stored: Candidates[],
   everyStored: (i: number) => Candidates,
-): SupersedePlan {
+): SupersedePlan<R> {
   const { index } = context;
   const threshold = context.threshold as number;
-  const changed = new Map<string, MemoryRecord>();
+  const changed = new Map<string, R>();
   /** Batch items walked so far, as the plan leaves them. */
   const inBatch = new Map<string, MemoryRecord>();
-  const recordOf = (id: string) => changed.get(id) ?? inBatch.get(id) ?? context.storedRecord(id);
+  const recordOf = (id: string): SupersedeFacts | undefined => changed.get(id) ?? inBatch.get(id) ?? context.storedRecord(id);
   const live = (id: string) => recordOf(id)?.supersededBy === undefined;
   const liveEarlier = (id: string) => inBatch.has(id) && live(id);
   const passes = (score: number) => calibratedCosine(score, baseline) >= threshold;
@@ -104,8 +110,8 @@ function plan(
     if (other) {
       const [older, newer] = other.createdAt <= record.createdAt ? [other, record] : [record, other];
       if (older === record) planned = { ...record, supersededBy: newer.id };
-      else if (inBatch.has(older.id)) inBatch.set(older.id, { ...older, supersededBy: newer.id });
-      else changed.set(older.id, { ...cloneRecord(older), supersededBy: newer.id });
+      else if (inBatch.has(older.id)) inBatch.set(older.id, { ...(inBatch.get(older.id) as MemoryRecord), supersededBy: newer.id });
+      else changed.set(older.id, { ...(older as R), supersededBy: newer.id });
     }
     inBatch.set(record.id, planned);
   });

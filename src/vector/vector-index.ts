@@ -309,7 +309,7 @@ export class VectorIndex implements VectorRows {
    */
   private async read(ids: readonly string[]): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();
-    const missing: string[] = [];
+    const missing = new Set<string>();
     for (const id of ids) {
       if (out.has(id) || !this.rows.has(id)) continue;
       const cached = this.cache.get(id);
@@ -317,11 +317,11 @@ export class VectorIndex implements VectorRows {
         out.set(id, cached);
         this.cache.delete(id); // most recent last
         this.cache.set(id, cached);
-      } else if (!missing.includes(id)) missing.push(id);
+      } else missing.add(id);
     }
-    if (missing.length === 0) return out;
+    if (missing.size === 0) return out;
     const version = this.version;
-    const fetched = await this.compactOptions!.fetch([...new Set(missing)]);
+    const fetched = await this.compactOptions!.fetch([...missing]);
     const keep = version === this.version;
     const limit = this.compactOptions!.cacheRows ?? 2048;
     fetched.ids.forEach((id, i) => {

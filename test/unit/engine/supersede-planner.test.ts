@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planSupersede, SUPERSEDE_PROBE, type SupersedeContext } from '../../../src/engine/supersede.js';
+import { planSupersede, SUPERSEDE_PROBE, type SupersedeContext, type SupersedePlan } from '../../../src/engine/supersede.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { exactScan } from '../../../src/vector/exact-scan.js';
 import { QuantizedScan } from '../../../src/vector/quantized-scan.js';
@@ -34,7 +34,7 @@ function contextFor(stored: readonly Memory[], dim: number, threshold: number | 
 }
 
 /** Every memory's `supersededBy` once the plan is applied. */
-function applied(stored: readonly Memory[], plan: { batch: MemoryRecord[]; stored: MemoryRecord[] }): Map<string, string | undefined> {
+function applied(stored: readonly Memory[], plan: SupersedePlan): Map<string, string | undefined> {
   const out = new Map(stored.map((m) => [m.record.id, m.record.supersededBy]));
   for (const r of [...plan.stored, ...plan.batch]) out.set(r.id, r.supersededBy);
   return out;
