@@ -6,6 +6,9 @@
  * - ingest memories/s end to end with the built-in model (page → worker → embedding → SQLite → indexes);
  * - cold open (a new worker to the first answer, and to the first answer using the model) at each size;
  * - bytes on disk per memory; what a cold open spends its time on; a follower tab's latency against the leader's;
+ * - encryption at rest, at each size: store ingest, cold open and search p50 of a plain database against the same one
+ *   encrypted with a passphrase and with an app key (and end-to-end ingest at the first size), PBKDF2 alone, and the
+ *   per-record WebCrypto design it was chosen over. `--encryption-only` runs just this section;
  * - the cold open at the largest size again in a production build (`vite build` + `vite preview`: one bundled worker
  *   module, as an app ships it; the dev server serves the worker's ~50 modules one by one). `--no-build` skips it.
  *
@@ -22,7 +25,7 @@ import { startViteServer } from '../test/browser/vite-server.js';
 import { World } from './perf/data.js';
 import { benchWords, corpusStem, loadCorpus } from './perf/node-data.js';
 import { repoRoot, resultsDir } from './perf/paths.js';
-import type { WorkerBench } from './worker/page.js';
+import type { Protection, WorkerBench } from './worker/page.js';
 
 function option(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -31,6 +34,7 @@ function option(name: string, fallback: string): string {
 const sizes = option('sizes', '10000,100000').split(',').map(Number);
 const productionBuild = !process.argv.includes('--no-build');
 const rounds = Number(option('rounds', '3'));
+const encryptionOnly = process.argv.includes('--encryption-only');
 const INGEST_BATCH = 1000;
 const VFS_N = 10_000;
 const GROWTH_BATCHES = 20;
@@ -58,6 +62,7 @@ async function openPage(context: BrowserContext, url: string): Promise<Page> {
 }
 
 const round = (x: number, digits = 0) => Number(x.toFixed(digits));
+const load = () => round(loadavg()[0] ?? NaN, 2);
 
 async function main(): Promise<void> {
   const world = new World(benchWords());
@@ -78,62 +83,11 @@ async function main(): Promise<void> {
   try {
     const page = await openPage(context, url);
     log(`corpus: ${await call(page, 'setup', stem)} memories`);
-
-    // Warm-up, discarded: whichever backend ran first would otherwise pay for WebAssembly tier-up.
-    await call(page, 'backends', 'opfs', 2000, 500);
-    const backends: Record<string, unknown> = {};
-    for (const backend of ['opfs', 'opfs-pool', 'idb', 'indexeddb'] as const) {
-      backends[backend] = await call(page, 'backends', backend, VFS_N, 500);
-      log(`backend ${backend}: ${JSON.stringify(backends[backend])}`);
-    }
-    results.backends = backends;
-
-    // One 1,000-memory write early and late in a growing table (it used to grow with the table: docs/worker.md).
-    const growth: Record<string, { early: number; late: number }> = {};
-    for (const ids of ['uuid7', 'random'] as const) {
-      const { ms } = await call(page, 'writeGrowth', GROWTH_BATCHES, INGEST_BATCH, ids);
-      growth[ids] = { early: median(ms.slice(1, 4)), late: median(ms.slice(-3)) };
-      log(`write growth (${ids} ids): ${ms.map((x) => round(x)).join(' ')} ms`);
-    }
-    results.writeGrowth = growth;
-
-    const first = sizes[0] ?? 10_000;
-    const ingestName = `bench-ingest-${first}`;
-    const ingest = await call(page, 'ingest', ingestName, first, INGEST_BATCH);
-    log(`ingest ${first} with the built-in model: ${JSON.stringify(ingest)}`);
-    results.ingest = { n: first, ...ingest };
-
-    const vectorSpace = await call(page, 'vectorSpace');
-    const cold: Record<string, unknown>[] = [];
-    for (const n of sizes) {
-      let name = ingestName;
-      if (n !== first) {
-        name = `bench-seeded-${n}`;
-        const seeded = await call(page, 'seed', name, n, 2000);
-        log(`seeded ${n} through the store: ${JSON.stringify(seeded)}`);
-        cold.push({ n, seeded });
-      }
-      const open = await call(page, 'coldOpen', name, rounds);
-      const breakdown = await call(page, 'breakdown', name, vectorSpace);
-      log(`cold open at ${n}: ${JSON.stringify(open)}; parts ${JSON.stringify(breakdown.parts)}`);
-      cold.push({ n, ...open, parts: breakdown.parts, snapshotBytesPerMemory: breakdown.snapshotBytes / n, freeBytesPerMemory: breakdown.freeBytes / n });
-    }
-    results.coldOpen = cold;
-
-    // Two tabs on one database: the second page's calls travel to the first page's worker.
-    const follower = await openPage(context, url);
-    await call(page, 'openShared', ingestName);
-    await call(follower, 'openShared', ingestName);
-    const leaderLatency = await call(page, 'sharedLatency', 100);
-    const followerLatency = await call(follower, 'sharedLatency', 100);
-    await call(follower, 'closeShared');
-    await call(page, 'closeShared');
-    results.tabs = { leader: leaderLatency, follower: followerLatency };
-    log(`two tabs: leader ${JSON.stringify(leaderLatency)}, follower ${JSON.stringify(followerLatency)}`);
-    await follower.close();
+    if (!encryptionOnly) await storageSections(context, url, page, results);
+    results.encryption = await encryptionSection(page);
     await page.close();
 
-    if (productionBuild) {
+    if (productionBuild && !encryptionOnly) {
       const n = Math.max(...sizes);
       results.production = { n, ...(await productionColdOpen(context, stem, n)) };
       log(`production build, cold open at ${n}: ${JSON.stringify(results.production)}`);
@@ -145,8 +99,185 @@ async function main(): Promise<void> {
   }
   results.loadAfter = loadavg()[0];
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'worker.json'), JSON.stringify(results, null, 1));
+  // A partial run (--encryption-only) writes its own file, so the full run's figures stay.
+  writeFileSync(join(resultsDir, encryptionOnly ? 'worker-encryption.json' : 'worker.json'), JSON.stringify(results, null, 1));
   report(results);
+}
+
+const PROTECTIONS: readonly Protection[] = ['plain', 'passphrase', 'key'];
+/** The per-record WebCrypto alternative's vectors: a 384-d sentence model's (and the built-in model's, measured too). */
+const PER_RECORD_DIM = 384;
+const SEED_BATCH = 2000;
+
+type Timed = { openMs: number; firstAnswerMs: number; hybridMs: number; searchP50Ms: number; searchP95Ms: number };
+type Opened = Timed & { lexicalIndex: string; firstAnswerWithoutModelMs?: number };
+type LoadParts = { openMs: number; recordsMs: number; vectorsMs: number };
+interface EncryptionSize {
+  n: number;
+  load: number;
+  seeded: Awaited<ReturnType<WorkerBench['seedVariants']>>;
+  /** Store writes, memories/s, per protection. */
+  storeIngestPerSec: Record<Protection, number>;
+  /** End to end through `add` (first size only). */
+  ingestPerSec?: Record<Protection, number>;
+  loadParts: Record<Protection, LoadParts>;
+  coldOpen: Record<Protection, Timed & { firstAnswerWithoutModelMs: number; runs: Opened[] }>;
+  /** The untimed first open of each seeded database (it rebuilds the lexical index). */
+  firstOpen: Record<Protection, Timed & { lexicalIndex: string }>;
+  /** Encrypted ÷ plain, per figure. */
+  ratios: Record<'passphrase' | 'key', Record<string, number>>;
+}
+
+/**
+ * Encryption at rest against the same database unencrypted, at each size. Each database is seeded through the store
+ * (the same records and vectors into all three), opened once untimed (that open rebuilds the lexical index and saves
+ * its snapshot on close, as the first open of a seeded database does), then opened `rounds` times per protection,
+ * the protections taking turns within each round.
+ */
+async function encryptionSection(page: Page) {
+  const first = sizes[0] ?? 10_000;
+  const pbkdf2 = await call(page, 'pbkdf2', 5);
+  log(`PBKDF2-SHA-256 ${pbkdf2.iterations} iterations in a worker: median ${round(pbkdf2.medianMs)} ms (${pbkdf2.ms.map((x) => round(x)).join(' ')}); load ${load()}`);
+  const bySize: EncryptionSize[] = [];
+  for (const n of sizes) {
+    const startLoad = load();
+    const names = { plain: `bench-enc-plain-${n}`, passphrase: `bench-enc-passphrase-${n}`, key: `bench-enc-key-${n}` } satisfies Record<Protection, string>;
+    const seeded = await call(page, 'seedVariants', names, n, SEED_BATCH);
+    const storeIngestPerSec = Object.fromEntries(PROTECTIONS.map((p) => [p, seeded.targets.find((t) => t.name === names[p])!.writePerSec])) as Record<Protection, number>;
+    log(`encryption ${n}: seeded ${JSON.stringify(seeded)}; load ${load()}`);
+
+    const parts = Object.fromEntries(PROTECTIONS.map((p) => [p, [] as LoadParts[]])) as Record<Protection, LoadParts[]>;
+    for (let r = 0; r < rounds; r++) {
+      for (const p of PROTECTIONS) parts[p].push(await call(page, 'loadParts', names[p], p, seeded.vectorSpace, seeded.dim));
+    }
+    const loadParts = Object.fromEntries(PROTECTIONS.map((p) => [p, {
+      openMs: median(parts[p].map((x) => x.openMs)), recordsMs: median(parts[p].map((x) => x.recordsMs)), vectorsMs: median(parts[p].map((x) => x.vectorsMs)),
+    }])) as Record<Protection, LoadParts>;
+    log(`encryption ${n}: store open + load ${JSON.stringify(loadParts)}; load ${load()}`);
+
+    const firstOpen = {} as Record<Protection, Timed & { lexicalIndex: string }>;
+    for (const p of PROTECTIONS) {
+      firstOpen[p] = await call(page, 'protectedColdOpen', names[p], n, p);
+      log(`encryption ${n}: first open (${p}, lexical index ${firstOpen[p].lexicalIndex}) ${round(firstOpen[p].firstAnswerMs)} ms to the first answer`);
+    }
+    const runs = Object.fromEntries(PROTECTIONS.map((p) => [p, [] as Opened[]])) as Record<Protection, Opened[]>;
+    for (let r = 0; r < rounds; r++) {
+      // Rotated, so no protection always follows the same one.
+      for (let k = 0; k < PROTECTIONS.length; k++) {
+        const p = PROTECTIONS[(r + k) % PROTECTIONS.length]!;
+        const run = await call(page, 'protectedColdOpen', names[p], n, p);
+        if (run.lexicalIndex !== 'snapshot') throw new Error(`bench: ${names[p]} did not open from its snapshot`);
+        runs[p].push({ ...run, firstAnswerWithoutModelMs: await call(page, 'protectedFirstAnswer', names[p], p) });
+      }
+    }
+    const timed = (rs: Timed[]): Timed => ({
+      openMs: median(rs.map((x) => x.openMs)), firstAnswerMs: median(rs.map((x) => x.firstAnswerMs)), hybridMs: median(rs.map((x) => x.hybridMs)),
+      searchP50Ms: median(rs.map((x) => x.searchP50Ms)), searchP95Ms: median(rs.map((x) => x.searchP95Ms)),
+    });
+    const coldOpen = Object.fromEntries(PROTECTIONS.map((p) => [p, {
+      ...timed(runs[p]), firstAnswerWithoutModelMs: median(runs[p].map((x) => x.firstAnswerWithoutModelMs ?? NaN)), runs: runs[p],
+    }])) as EncryptionSize['coldOpen'];
+    log(`encryption ${n}: cold open ${JSON.stringify(Object.fromEntries(PROTECTIONS.map((p) => [p, { ...coldOpen[p], runs: undefined }])))}; load ${load()}`);
+
+    // Through `add` (the model, the engine's checks, the store), into a new database each round, protections in turn.
+    let ingestPerSec: Record<Protection, number> | undefined;
+    if (n === first) {
+      const perSec = Object.fromEntries(PROTECTIONS.map((p) => [p, [] as number[]])) as Record<Protection, number[]>;
+      for (let r = 0; r < rounds; r++) {
+        for (let k = 0; k < PROTECTIONS.length; k++) {
+          const p = PROTECTIONS[(r + k) % PROTECTIONS.length]!;
+          const ingest = await call(page, 'ingest', `bench-enc-ingest-${p}-${n}-${r}`, n, INGEST_BATCH, p);
+          perSec[p].push(ingest.perSec);
+          log(`encryption ${n}: ingest through add (${p}) ${JSON.stringify(ingest)}; load ${load()}`);
+        }
+      }
+      ingestPerSec = Object.fromEntries(PROTECTIONS.map((p) => [p, median(perSec[p])])) as Record<Protection, number>;
+    }
+
+    const ratios = {} as EncryptionSize['ratios'];
+    for (const p of ['passphrase', 'key'] as const) {
+      const of = (pick: (x: Protection) => number) => pick(p) / pick('plain');
+      ratios[p] = {
+        storeIngestPerSec: of((x) => storeIngestPerSec[x]),
+        ...(ingestPerSec ? { ingestPerSec: of((x) => ingestPerSec[x]) } : {}),
+        storeOpenAndLoadMs: of((x) => loadParts[x].openMs + loadParts[x].recordsMs + loadParts[x].vectorsMs),
+        openMs: of((x) => coldOpen[x].openMs),
+        firstAnswerMs: of((x) => coldOpen[x].firstAnswerMs),
+        firstAnswerWithoutModelMs: of((x) => coldOpen[x].firstAnswerWithoutModelMs),
+        hybridMs: of((x) => coldOpen[x].hybridMs),
+        searchP50Ms: of((x) => coldOpen[x].searchP50Ms),
+      };
+    }
+    bySize.push({ n, load: startLoad, seeded, storeIngestPerSec, ...(ingestPerSec ? { ingestPerSec } : {}), loadParts, coldOpen, firstOpen, ratios });
+  }
+
+  const perRecordWebCrypto = [];
+  for (const n of sizes) {
+    for (const dim of new Set([PER_RECORD_DIM, bySize[0]?.seeded.dim ?? PER_RECORD_DIM])) {
+      const startLoad = load();
+      const measured = await call(page, 'perRecordWebCrypto', n, dim, INGEST_BATCH);
+      if (measured.checked !== n) throw new Error(`bench: ${measured.checked} of ${n} records checked`);
+      perRecordWebCrypto.push({ ...measured, load: startLoad });
+      log(`per-record WebCrypto at ${n}, ${dim}-d: ${JSON.stringify(measured)}; load ${load()}`);
+    }
+  }
+  return { pbkdf2, sizes: bySize, perRecordWebCrypto };
+}
+
+/** Everything before the encryption section: storage backends, write growth, ingest, cold open, two tabs. */
+async function storageSections(context: BrowserContext, url: string, page: Page, results: Record<string, unknown>): Promise<void> {
+  // Warm-up, discarded: whichever backend ran first would otherwise pay for WebAssembly tier-up.
+  await call(page, 'backends', 'opfs', 2000, 500);
+  const backends: Record<string, unknown> = {};
+  for (const backend of ['opfs', 'opfs-pool', 'idb', 'indexeddb'] as const) {
+    backends[backend] = await call(page, 'backends', backend, VFS_N, 500);
+    log(`backend ${backend}: ${JSON.stringify(backends[backend])}`);
+  }
+  results.backends = backends;
+
+  // One 1,000-memory write early and late in a growing table (it used to grow with the table: docs/worker.md).
+  const growth: Record<string, { early: number; late: number }> = {};
+  for (const ids of ['uuid7', 'random'] as const) {
+    const { ms } = await call(page, 'writeGrowth', GROWTH_BATCHES, INGEST_BATCH, ids);
+    growth[ids] = { early: median(ms.slice(1, 4)), late: median(ms.slice(-3)) };
+    log(`write growth (${ids} ids): ${ms.map((x) => round(x)).join(' ')} ms`);
+  }
+  results.writeGrowth = growth;
+
+  const first = sizes[0] ?? 10_000;
+  const ingestName = `bench-ingest-${first}`;
+  const ingest = await call(page, 'ingest', ingestName, first, INGEST_BATCH);
+  log(`ingest ${first} with the built-in model: ${JSON.stringify(ingest)}`);
+  results.ingest = { n: first, ...ingest };
+
+  const vectorSpace = await call(page, 'vectorSpace');
+  const cold: Record<string, unknown>[] = [];
+  for (const n of sizes) {
+    let name = ingestName;
+    if (n !== first) {
+      name = `bench-seeded-${n}`;
+      const seeded = await call(page, 'seed', name, n, 2000);
+      log(`seeded ${n} through the store: ${JSON.stringify(seeded)}`);
+      cold.push({ n, seeded });
+    }
+    const open = await call(page, 'coldOpen', name, rounds);
+    const breakdown = await call(page, 'breakdown', name, vectorSpace);
+    log(`cold open at ${n}: ${JSON.stringify(open)}; parts ${JSON.stringify(breakdown.parts)}`);
+    cold.push({ n, ...open, parts: breakdown.parts, snapshotBytesPerMemory: breakdown.snapshotBytes / n, freeBytesPerMemory: breakdown.freeBytes / n });
+  }
+  results.coldOpen = cold;
+
+  // Two tabs on one database: the second page's calls travel to the first page's worker.
+  const follower = await openPage(context, url);
+  await call(page, 'openShared', ingestName);
+  await call(follower, 'openShared', ingestName);
+  const leaderLatency = await call(page, 'sharedLatency', 100);
+  const followerLatency = await call(follower, 'sharedLatency', 100);
+  await call(follower, 'closeShared');
+  await call(page, 'closeShared');
+  results.tabs = { leader: leaderLatency, follower: followerLatency };
+  log(`two tabs: leader ${JSON.stringify(leaderLatency)}, follower ${JSON.stringify(followerLatency)}`);
+  await follower.close();
 }
 
 /**
@@ -186,6 +317,10 @@ async function productionColdOpen(context: BrowserContext, stem: string, n: numb
 /** The figures as Markdown tables (pasted into docs/worker.md). */
 function report(results: Record<string, unknown>): void {
   console.log(`\nChromium ${String(results.chromium)}; 1-minute load average ${round(Number(results.loadBefore), 1)} before, ${round(Number(results.loadAfter), 1)} after (2 cores).`);
+  if (encryptionOnly) {
+    reportEncryption(results.encryption as Awaited<ReturnType<typeof encryptionSection>>);
+    return;
+  }
   const backends = results.backends as Record<string, { ingestPerSec: number; singleCommitMs: number; reopenMs: number; loadMs: number }>;
   const idb = backends.indexeddb;
   console.log(`\n## Storage backends, ${VFS_N.toLocaleString('en')} memories with 100-d vectors (batches of 500)\n`);
@@ -238,6 +373,39 @@ function report(results: Record<string, unknown>): void {
   }
   const tabs = results.tabs as { leader: { searchMs: number; addMs: number }; follower: { searchMs: number; addMs: number } };
   console.log(`\n- two tabs, median ms: leader search ${round(tabs.leader.searchMs, 1)}, add ${round(tabs.leader.addMs, 1)}; follower search ${round(tabs.follower.searchMs, 1)}, add ${round(tabs.follower.addMs, 1)}`);
+  reportEncryption(results.encryption as Awaited<ReturnType<typeof encryptionSection>>);
+}
+
+function reportEncryption(encryption: Awaited<ReturnType<typeof encryptionSection>>): void {
+  const { pbkdf2, perRecordWebCrypto } = encryption;
+  const bySize = encryption.sizes as EncryptionSize[];
+  console.log(`\n## Encryption at rest (ChaCha20-Poly1305 pages, SQLite3 Multiple Ciphers), plain against encrypted; medians of ${rounds} round(s)\n`);
+  console.log('| memories | figure | plain | passphrase | × plain | app key | × plain |');
+  console.log('|---|---|---|---|---|---|---|');
+  const row = (n: number, label: string, values: Record<Protection, number>, digits = 0) =>
+    console.log(`| ${n.toLocaleString('en')} | ${label} | ${round(values.plain, digits)} | ${round(values.passphrase, digits)} | ${round(values.passphrase / values.plain, 2)} | ${round(values.key, digits)} | ${round(values.key / values.plain, 2)} |`);
+  const pick = <T,>(of: Record<Protection, T>, f: (x: T) => number) => ({ plain: f(of.plain), passphrase: f(of.passphrase), key: f(of.key) });
+  for (const s of bySize) {
+    row(s.n, `ingest, store writes with ${s.seeded.dim}-d vectors, memories/s`, s.storeIngestPerSec);
+    if (s.ingestPerSec) row(s.n, 'ingest end to end (`add`, with the model), memories/s', s.ingestPerSec);
+    row(s.n, 'store open (passphrase: with PBKDF2) + load every record and vector, ms', pick(s.loadParts, (x) => x.openMs + x.recordsMs + x.vectorsMs));
+    row(s.n, '  of which store open, ms', pick(s.loadParts, (x) => x.openMs));
+    row(s.n, 'createMemory resolved, ms', pick(s.coldOpen, (x) => x.openMs));
+    row(s.n, 'cold open → first answer, ms', pick(s.coldOpen, (x) => x.firstAnswerMs));
+    row(s.n, 'cold open → first answer without a model, ms', pick(s.coldOpen, (x) => x.firstAnswerWithoutModelMs));
+    row(s.n, 'cold open → first hybrid answer, ms', pick(s.coldOpen, (x) => x.hybridMs));
+    row(s.n, 'search p50 (hybrid, once open), ms', pick(s.coldOpen, (x) => x.searchP50Ms), 2);
+  }
+  console.log('\n× plain is encrypted ÷ plain: the target is ≥ 0.8 for memories/s (at most 25% slower), ≤ 1.25 for open times, ≈ 1 for search.');
+  for (const s of bySize) console.log(`- ${s.n.toLocaleString('en')}: 1-minute load average ${s.load} at the start`);
+  console.log(`- PBKDF2-SHA-256, ${pbkdf2.iterations.toLocaleString('en')} iterations, alone in a worker: ${round(pbkdf2.medianMs)} ms (median of ${pbkdf2.ms.length}); a passphrase open pays it once, an app key never`);
+
+  console.log('\n## Per-record WebCrypto alternative (not taken): AES-256-GCM per record and column, one call each, in a dedicated worker\n');
+  console.log('| memories | vector | encrypt every text + vector ms | per 1k memories | decrypt them all ms | per 1k memories | load |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const x of perRecordWebCrypto) {
+    console.log(`| ${x.n.toLocaleString('en')} | ${x.dim}-d Float32 | ${round(x.encryptMs)} | ${round(x.encryptMsPer1k, 1)} | ${round(x.decryptMs)} | ${round(x.decryptMsPer1k, 1)} | ${x.load} |`);
+  }
 }
 
 await main();

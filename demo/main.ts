@@ -2,9 +2,10 @@
  * The demo page: a real Engram memory (worker, SQLite on OPFS, built-in model) behind a search box, every
  * search option as a control, and the explain/trace/context of each search laid out so a ranking can be read.
  */
-import { createMemory, isEngramError, type Memory, type MemoryInput, type MemoryRecord, type Progress, type SearchResult } from '../src/index.js';
+import { createMemory, type Memory, type MemoryInput, type MemoryStatus, type MemoryRecord, type Progress, type SearchResult } from '../src/index.js';
 import { defaultState, localDate, mountControls, toSearchOptions, type ControlState } from './controls.js';
 import { download, parseImport, serialise } from './data.js';
+import { describeError, mountDatabasePanel } from './database.js';
 import { byId, debounce, h } from './dom.js';
 import { editMemory, type EditorFields } from './editor.js';
 import { renderContext, renderFacts, renderTrace } from './inspect.js';
@@ -15,7 +16,6 @@ import { SAMPLE_QUERIES, sampleMemories } from './sample-memories.js';
 import { spawnEngramWorker } from './trusted.js';
 
 const SETTINGS_KEY = 'engram-demo:settings:v1';
-const DATABASE = 'engram-demo';
 // Listing projects and kinds reads every record; past this size the demo stops offering them.
 const SUGGESTION_SCAN_LIMIT = 20_000;
 const EMPTY_STORE = 'The store is empty: load the sample, import a file or add a memory.';
@@ -28,6 +28,8 @@ const empty = byId('empty');
 const questionSelect = byId<HTMLSelectElement>('locomo-questions');
 
 let memory: Memory | null = null;
+/** The worker of the open memory: the demo spawns it (trusted.ts), so the demo ends it after `close()`. */
+let memoryWorker: Worker | null = null;
 let previous: Ranking | null = null;
 let searchSeq = 0;
 /** Embedder id and whether its vectors are complete: when either changes, the ranking can change. */
@@ -84,11 +86,6 @@ function message(text: string, kind: 'info' | 'error' = 'info'): void {
   slot.className = kind;
 }
 
-function describeError(error: unknown): string {
-  if (isEngramError(error)) return `${error.code}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Data actions stay disabled until the memory is open, and while one of them runs. */
 function enableDataActions(enabled: boolean): void {
   for (const control of document.querySelectorAll<HTMLButtonElement | HTMLInputElement>('.data-actions button, .data-actions input')) {
@@ -131,10 +128,22 @@ async function busy(label: string, run: (onProgress: (p: Progress) => void) => P
 // ---- status --------------------------------------------------------------------------------------------
 
 async function refreshStatus(): Promise<void> {
-  if (!memory) return;
-  const status = await memory.status();
+  const current = memory;
+  if (!current) return;
+  let status: MemoryStatus;
+  try {
+    status = await current.status();
+  } catch (error) {
+    // A memory closed meanwhile (another database being opened) has nothing to report.
+    if (memory !== current) return;
+    throw error;
+  }
+  if (memory !== current) return;
   byId('status-count').textContent = `${status.count.toLocaleString()} ${status.count === 1 ? 'memory' : 'memories'}`;
   byId('status-storage').textContent = `storage: ${status.storage}${status.persisted ? ' (persisted)' : ''}`;
+  const encryption = byId('status-encryption');
+  encryption.textContent = status.encrypted ? 'encrypted at rest' : 'not encrypted';
+  encryption.dataset.encrypted = String(status.encrypted);
   const modelBar = byId<HTMLProgressElement>('model-progress');
   const modelLabel = byId('status-model-label');
   if (status.embedder) modelLabel.textContent = `model: ${status.embedder}`;
@@ -381,32 +390,92 @@ function wire(): void {
   panel.open = window.matchMedia('(min-width: 900px)').matches;
 }
 
-async function start(): Promise<void> {
-  wire();
-  updateChangedCount();
+/** Closes the open memory, if any, and forgets what the page showed of it. */
+async function closeMemory(): Promise<void> {
+  const closing = memory;
+  const worker = memoryWorker;
+  memory = null;
+  memoryWorker = null;
+  // Searches still running on the closed memory must not render over the next one.
+  searchSeq++;
+  enableDataActions(false);
+  hitsList.replaceChildren();
+  droppedList.hidden = true;
+  summary.textContent = '';
+  empty.textContent = '';
+  previous = null;
+  lastLegs = '';
+  questions.clear();
+  questionSelect.hidden = true;
+  suggestions = { projects: [], kinds: [] };
+  controls.setProjects([]);
+  for (const id of ['status-database', 'status-encryption', 'status-storage']) byId(id).textContent = '';
+  try {
+    await closing?.close();
+  } catch (error) {
+    message(`Closing the memory failed: ${describeError(error)}`, 'error');
+  } finally {
+    worker?.terminate();
+  }
+}
+
+/**
+ * Opens database `name`, encrypted with `passphrase` when one is given, in place of the open one. On a refusal
+ * (WRONG_KEY, KEY_REQUIRED, NOT_ENCRYPTED, …) nothing is open and the error goes to the caller, which shows it.
+ */
+async function openMemory(name: string, passphrase: string | null): Promise<{ encrypted: boolean }> {
+  await closeMemory();
+  byId('status-count').textContent = 'opening…';
+  message(`Opening “${name}”…`);
   // The demo spawns the worker itself: its CSP lets only the Trusted Types policy in trusted.ts name a script URL.
   let worker: Worker | undefined;
+  let opened: Memory;
   try {
-    worker = spawnEngramWorker(DATABASE);
-    // The memory is opened once: its `llm` delegates to the backend picked at each call (llm-picker.ts), and its
-    // `reranker` is the demo's own hook, used only by searches with `rerank: { by: 'hook' }`.
-    memory = await createMemory({
-      name: DATABASE,
+    worker = spawnEngramWorker(name);
+    // The memory's `llm` delegates to the backend picked at each call (llm-picker.ts), and its `reranker` is the
+    // demo's own hook, used only by searches with `rerank: { by: 'hook' }`.
+    opened = await createMemory({
+      name,
       worker,
       embedder: { onProgress: showModelProgress },
       llm: llmPicker.model,
       reranker: (query, candidates) => queryWordsFirst(query, candidates),
+      ...(passphrase !== null ? { encryption: { passphrase } } : {}),
     });
   } catch (error) {
     // createMemory ends only the workers it spawned.
     worker?.terminate();
-    message(`Could not open the memory: ${describeError(error)}`, 'error');
+    message(`Could not open “${name}”: ${describeError(error)}`, 'error');
     byId('status-count').textContent = 'not open';
-    return;
+    throw error;
   }
+  memory = opened;
+  memoryWorker = worker;
+  const { encrypted } = await opened.status();
+  byId('status-database').textContent = `database: ${name}`;
+  message(`Opened “${name}”${encrypted ? ', encrypted' : ''}`);
   enableDataActions(true);
   await afterDataChange();
+  return { encrypted };
+}
+
+async function start(): Promise<void> {
+  wire();
+  updateChangedCount();
+  const database = mountDatabasePanel({
+    open: openMemory,
+    changePassphrase: async (current, next) => {
+      try {
+        await opened().changePassphrase(current, next);
+        message('Passphrase changed');
+      } catch (error) {
+        message(`Changing the passphrase failed: ${describeError(error)}`, 'error');
+        throw error;
+      }
+    },
+  });
   setInterval(() => void refreshStatus().catch((error) => message(describeError(error), 'error')), 1000);
+  if (!database.start()) byId('status-count').textContent = 'not open';
 }
 
 void start();

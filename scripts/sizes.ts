@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Rollup } from 'vite';
 
-export type Part = 'client' | 'worker' | 'wasm' | 'model' | 'fallback';
+export type Part = 'client' | 'worker' | 'wasm' | 'model' | 'fallback' | 'encryption';
 
 export interface SizedFile {
   file: string;
@@ -20,15 +20,18 @@ export interface SizedFile {
 export interface Sizes {
   files: SizedFile[];
   totals: Record<Part, { bytes: number; gzip: number }>;
-  /** Everything but the fallback: what a first visit with OPFS downloads before its first hybrid search. */
+  /** Everything but the fallback and encryption: what a first visit with OPFS downloads before its first hybrid search. */
   firstVisit: { bytes: number; gzip: number };
 }
 
 /** Files only the IndexedDB and access-handle-pool backends load; a browser with OPFS never fetches them. */
 const FALLBACK = /(?:^|\/)(?:IDBBatchAtomicVFS|AccessHandlePoolVFS|wa-sqlite-async)-/;
+/** SQLite3 Multiple Ciphers builds: loaded only for an encrypted database (`createMemory({ encryption })`). */
+const ENCRYPTION = /(?:^|\/)mc-wa-sqlite/;
 
 function partOf(output: Rollup.OutputChunk | Rollup.OutputAsset): Part {
   if (output.type === 'chunk') return 'client';
+  if (ENCRYPTION.test(output.fileName)) return 'encryption';
   if (FALLBACK.test(output.fileName)) return 'fallback';
   if (output.fileName.endsWith('.wasm')) return 'wasm';
   if (/\.(?:onnx|json)$/.test(output.fileName)) return 'model';
@@ -56,9 +59,9 @@ export async function measureSizes(dist: string): Promise<Sizes> {
       })
       .sort((a, b) => b.gzip - a.gzip);
     const sum = (list: SizedFile[]) => ({ bytes: list.reduce((s, f) => s + f.bytes, 0), gzip: list.reduce((s, f) => s + f.gzip, 0) });
-    const parts: Part[] = ['client', 'worker', 'wasm', 'model', 'fallback'];
+    const parts: Part[] = ['client', 'worker', 'wasm', 'model', 'fallback', 'encryption'];
     const totals = Object.fromEntries(parts.map((part) => [part, sum(files.filter((f) => f.part === part))])) as Sizes['totals'];
-    return { files, totals, firstVisit: sum(files.filter((f) => f.part !== 'fallback')) };
+    return { files, totals, firstVisit: sum(files.filter((f) => f.part !== 'fallback' && f.part !== 'encryption')) };
   } finally {
     rmSync(app, { recursive: true, force: true });
   }
@@ -80,6 +83,7 @@ export function renderSizes(sizes: Sizes): string {
     row('Built-in model (q8 weights, tokenizer)', sizes.totals.model),
     row('**First visit, in all**', sizes.firstVisit),
     row('Only without OPFS (IndexedDB fallback)', sizes.totals.fallback),
+    row('Only for an encrypted database (SQLite3 Multiple Ciphers)', sizes.totals.encryption),
     '',
   ].join('\n');
 }

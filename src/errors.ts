@@ -15,6 +15,12 @@ export const ErrorCode = {
   CLOSED: 'CLOSED',
   /** A Memory call (or opening one) got no answer in time: see `MemoryOptions.callTimeoutMs` / `writeTimeoutMs`. */
   TIMEOUT: 'TIMEOUT',
+  /** The passphrase or key does not unlock this encrypted database (nothing was changed). */
+  WRONG_KEY: 'WRONG_KEY',
+  /** The database is encrypted and was opened without `encryption`. */
+  KEY_REQUIRED: 'KEY_REQUIRED',
+  /** `encryption` was given for a database that exists unencrypted (or `changePassphrase` on one): see docs/worker.md. */
+  NOT_ENCRYPTED: 'NOT_ENCRYPTED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -3,5 +3,5 @@
  * extensions) plus everything of `engram/node` (the in-process engine). Building blocks are in `engram/advanced`.
  */
 export { createMemory } from './client/create-memory.js';
-export type { Memory, MemoryOptions, MemoryStatus, RemoteSearchOptions, StorageKind } from './client/create-memory.js';
+export type { EncryptionOptions, Memory, MemoryOptions, MemoryStatus, RemoteSearchOptions, StorageKind } from './client/create-memory.js';
 export * from './node.js';

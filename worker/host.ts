@@ -1,7 +1,7 @@
 import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
 import { ErrorCode, invalidInput, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions } from '../src/embedder/index.js';
-import { CALLABLE_METHODS, WRITE_METHODS, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import { CALLABLE_METHODS, WRITE_METHODS, type EncryptionOptions, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Embedder, MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
@@ -34,6 +34,8 @@ export interface HostOptions {
   llm?: LanguageModel | null;
   /** The page's re-ranker (`MemoryOptions.reranker`), likewise. Default none. */
   reranker?: Reranker | null;
+  /** `MemoryOptions.encryption`. Default none: a plain database. */
+  encryption?: EncryptionOptions | null;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface HostOptions {
  */
 export async function openHost(options: HostOptions): Promise<Host> {
   let lastError: EngramError | null = null;
-  const store = await openStore(options.name, options.storage);
+  const store = await openStore(options.name, options.storage, options.encryption ?? null);
   const onBackgroundError = (error: unknown) => (lastError = toEngramError(error, ErrorCode.STORE_FAILED, 'background work failed'));
   let current = false;
   const engine = await (async () => {
@@ -92,6 +94,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     indexing: engine.indexing(),
     lexicalIndex: engine.lexicalSource,
     evicted: store.evicted,
+    encrypted: store.encrypted,
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
   });

@@ -15,6 +15,7 @@ import {
   installErrorTransfer,
   setErrorStacks,
   type CallTimeouts,
+  checkEncryption,
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/client/protocol.js';
@@ -22,6 +23,7 @@ import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageComp
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
+import { changePassphrase, deriveEarly, unlock } from './keyring.js';
 import { resolveStorage } from './open-store.js';
 import { checkDatabaseName } from './sqlite-store.js';
 
@@ -36,6 +38,8 @@ let host: Host | null = null;
 let opening: Promise<void> | null = null;
 let closed = false;
 let searchDefaults: WorkerOpenOptions['search'] = {};
+/** The database's keyring id (`storage:name`) once open; null for 'memory'. */
+let keyringId: { id: string; name: string } | null = null;
 /** The page's llm and reranker proxies (each holds a MessagePort to the page): released at close. */
 let pageHooks: unknown[] = [];
 /** Calls received and not yet answered: close() lets them finish first. */
@@ -80,18 +84,43 @@ const api: WorkerApi = {
       const llm = llmRemote && languageModelFromPage(llmRemote);
       const reranker = rerankerRemote && rerankerFromPage(rerankerRemote);
       checkDatabaseName(options.name);
+      const encryption = options.encryption ?? null;
+      if (encryption !== null) checkEncryption(encryption);
       setErrorStacks(options.debug === true);
       searchDefaults = options.search;
+      // The key derivation starts before the storage is even resolved: it is the slow part of an encrypted open.
+      if (encryption !== null) {
+        for (const kind of options.storage === 'auto' ? (['opfs', 'idb'] as const) : [options.storage]) {
+          if (kind !== 'memory') deriveEarly(`${kind}:${options.name}`, encryption);
+        }
+      }
       const storage = await resolveStorage(options.storage);
       // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
-      const start = () => openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, onModelProgress, loadEmbedder, llm, reranker });
+      let opened = false;
+      const start = () => {
+        opened = true;
+        return openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, onModelProgress, loadEmbedder, llm, reranker, encryption });
+      };
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
-      host =
-        storage === 'memory'
-          ? await start()
-          : await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true });
+      if (storage === 'memory') {
+        host = await start();
+        return;
+      }
+      const joined = await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true });
+      keyringId = { id: `${storage}:${options.name}`, name: options.name };
+      // A tab joining the one that holds the database proves its key too (or its lack of one): the leader's engine
+      // would otherwise answer any tab of the origin, whatever it was opened with.
+      if (!opened) {
+        try {
+          (await unlock(keyringId.id, options.name, encryption))?.fill(0);
+        } catch (error) {
+          await joined.close().catch(() => undefined);
+          throw error;
+        }
+      }
+      host = joined;
     })();
     try {
       await opening;
@@ -120,6 +149,12 @@ const api: WorkerApi = {
 
   async status() {
     return (await inFlight.track(requireHost().call('status', []))) as Awaited<ReturnType<WorkerApi['status']>>;
+  },
+
+  async changePassphrase(current, next) {
+    requireHost();
+    if (!keyringId) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'an in-memory database is never encrypted');
+    await inFlight.track(changePassphrase(keyringId.id, keyringId.name, current, next));
   },
 
   async close() {

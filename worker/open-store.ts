@@ -1,5 +1,5 @@
 import { memoryStore } from '../src/store/memory-store.js';
-import type { StorageKind } from '../src/client/protocol.js';
+import type { EncryptionOptions, StorageKind } from '../src/client/protocol.js';
 import type { Store } from '../src/store/store.js';
 import { hasOpfsSyncAccess } from './sqlite.js';
 import { openSqliteStore } from './sqlite-store.js';
@@ -39,9 +39,11 @@ async function canUseOpfs(): Promise<boolean> {
 export type OpenedStore = Store & {
   /** The database's data vanished since the last open (evicted or cleared; see worker/sentinel.ts). Never for 'memory'. */
   readonly evicted: boolean;
+  /** Its pages are encrypted at rest. Never for 'memory', which writes nothing. */
+  readonly encrypted: boolean;
 };
 
-export async function openStore(name: string, storage: StorageKind): Promise<OpenedStore> {
-  if (storage === 'memory') return Object.assign(memoryStore(), { evicted: false });
-  return openSqliteStore({ name, backend: storage });
+export async function openStore(name: string, storage: StorageKind, encryption: EncryptionOptions | null = null): Promise<OpenedStore> {
+  if (storage === 'memory') return Object.assign(memoryStore(), { evicted: false, encrypted: false });
+  return openSqliteStore({ name, backend: storage, encryption });
 }

@@ -17,6 +17,8 @@
  * skipped: `evicted` is false and opening is never held up by it.
  */
 
+import { committed, request, withRecords } from './idb.js';
+
 const SENTINEL_DATABASE = 'engram-sentinels';
 const SENTINEL_STORE = 'databases';
 
@@ -27,19 +29,6 @@ export interface SentinelRecord {
   hadData: boolean;
 }
 
-function request<T>(req: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error ?? new Error('IndexedDB request failed'));
-  });
-}
-
-async function openSentinels(): Promise<IDBDatabase> {
-  const open = indexedDB.open(SENTINEL_DATABASE, 1);
-  open.onupgradeneeded = () => open.result.createObjectStore(SENTINEL_STORE);
-  return request(open);
-}
-
 function isSentinelRecord(value: unknown): value is SentinelRecord {
   return typeof value === 'object' && value !== null && typeof (value as SentinelRecord).instance === 'string' && typeof (value as SentinelRecord).hadData === 'boolean';
 }
@@ -48,13 +37,10 @@ function isSentinelRecord(value: unknown): value is SentinelRecord {
 export async function readSentinel(key: string): Promise<SentinelRecord | null | undefined> {
   if (typeof indexedDB === 'undefined') return undefined;
   try {
-    const db = await openSentinels();
-    try {
+    return await withRecords(SENTINEL_DATABASE, SENTINEL_STORE, async (db) => {
       const value: unknown = await request(db.transaction(SENTINEL_STORE, 'readonly').objectStore(SENTINEL_STORE).get(key));
       return isSentinelRecord(value) ? { instance: value.instance, hadData: value.hadData } : null;
-    } finally {
-      db.close();
-    }
+    });
   } catch {
     return undefined;
   }
@@ -64,18 +50,12 @@ export async function readSentinel(key: string): Promise<SentinelRecord | null |
 export async function writeSentinel(key: string, record: SentinelRecord): Promise<boolean> {
   if (typeof indexedDB === 'undefined') return false;
   try {
-    const db = await openSentinels();
-    try {
+    return await withRecords(SENTINEL_DATABASE, SENTINEL_STORE, async (db) => {
       const tx = db.transaction(SENTINEL_STORE, 'readwrite');
       tx.objectStore(SENTINEL_STORE).put({ instance: record.instance, hadData: record.hadData }, key);
-      await new Promise<void>((resolve, reject) => {
-        tx.oncomplete = () => resolve();
-        tx.onabort = tx.onerror = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'));
-      });
+      await committed(tx);
       return true;
-    } finally {
-      db.close();
-    }
+    });
   } catch {
     return false;
   }

@@ -2,7 +2,9 @@
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
 import type { PackedVectors, RecordSummary, Store, StoreWrite } from '../src/store/store.js';
 import type { MemoryRecord } from '../src/types.js';
-import { Connection, isIoFailure, isQuotaFailure, type SqliteBackend } from './sqlite.js';
+import type { EncryptionOptions } from '../src/client/protocol.js';
+import { keyRequired, notEncrypted, unlock } from './keyring.js';
+import { Connection, isIoFailure, isQuotaFailure, isSqliteError, preloadSqlite, SQLITE_NOTADB, type SqliteBackend } from './sqlite.js';
 import { readSentinel, writeSentinel } from './sentinel.js';
 import {
   CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_RECORDS_BY_IDS, LOAD_SUMMARIES, LOAD_VECTORS, loadedNumber,
@@ -24,6 +26,8 @@ export interface SqliteStoreOptions {
   /** Database name: letters, digits, '_', '-' and '.'. */
   name: string;
   backend: SqliteBackend;
+  /** Encrypt at rest (worker/keyring.ts). Default null: a plain database. */
+  encryption?: EncryptionOptions | null;
 }
 
 /** Database names become file and IndexedDB names: keep them to a safe alphabet. */
@@ -42,14 +46,18 @@ export const INSTANCE_KEY = 'engram.instance';
 /**
  * Opens (creating or migrating) an Engram database in wa-sqlite. Only in a worker for the OPFS backends.
  * Refuses with QUOTA_EXCEEDED when the disk is too full to open or migrate it (the database stays as it was, at
- * its schema version), SCHEMA_TOO_NEW for a newer Engram's database, STORE_FAILED otherwise.
+ * its schema version), SCHEMA_TOO_NEW for a newer Engram's database, KEY_REQUIRED, WRONG_KEY or NOT_ENCRYPTED
+ * when `encryption` does not fit the database (see `unlock`), STORE_FAILED otherwise.
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
   checkDatabaseName(options.name);
   const sentinelKey = `${options.backend}:${options.name}`;
   // Another storage area: read while SQLite opens rather than after.
   const recorded = readSentinel(sentinelKey);
-  const connect = () => openConnection(options);
+  // The key derivation (with a passphrase) and the key record's read overlap the WASM compile.
+  preloadSqlite(options.backend, Boolean(options.encryption));
+  const key = await unlock(sentinelKey, options.name, options.encryption ?? null, (dataKey) => checkNewKey(options, dataKey));
+  const connect = () => openConnection(options, key);
   let db = await connect();
   let identity: Identity;
   try {
@@ -75,7 +83,27 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
       if (!(await writeSentinel(sentinelKey, { instance: identity.instance, hadData }))) sentinelState.hadData = false;
     }
   }
-  return new SqliteStore(db, options.backend === 'idb' ? 'idb' : 'opfs', connect, { evicted, sentinel: sentinelState });
+  return new SqliteStore(db, options.backend === 'idb' ? 'idb' : 'opfs', connect, { evicted, sentinel: sentinelState }, key !== null);
+}
+
+/**
+ * Before a new data key's envelope is stored: the file must open with it, so it is new or empty. An existing plain
+ * database is refused (NOT_ENCRYPTED: Engram does not encrypt in place), as is one encrypted under a key whose
+ * record is gone. Nothing is written either way.
+ */
+async function checkNewKey(options: SqliteStoreOptions, dataKey: Uint8Array): Promise<void> {
+  try {
+    await (await Connection.open(options.backend, options.name, dataKey)).close();
+    return;
+  } catch (error) {
+    if (!isSqliteError(error) || error.code !== SQLITE_NOTADB) throw openError(error, null, options);
+  }
+  const plain = await Connection.open(options.backend, options.name).catch(() => null);
+  if (plain) {
+    await plain.close();
+    throw notEncrypted(options.name);
+  }
+  throw new EngramError(ErrorCode.STORE_FAILED, `database "${options.name}" is encrypted, but its key record (IndexedDB "engram-keys") is gone: it cannot be opened`);
 }
 
 interface Identity {
@@ -122,11 +150,16 @@ function openError(error: unknown, ioError: unknown, options: SqliteStoreOptions
       { cause: error },
     );
   }
+  if (isSqliteError(error) && error.code === SQLITE_NOTADB) {
+    if (options.encryption) return new EngramError(ErrorCode.STORE_FAILED, `database "${options.name}" does not decrypt with the key its key record holds`, { cause: error });
+    // A plain open of an encrypted file whose key record could not be read: never treat it as an empty database.
+    return keyRequired(options.name, error);
+  }
   return toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${options.name}" (${options.backend})`);
 }
 
-async function openConnection(options: SqliteStoreOptions): Promise<Connection> {
-  const connection = await Connection.open(options.backend, options.name).catch((error: unknown) => {
+async function openConnection(options: SqliteStoreOptions, key: Uint8Array | null): Promise<Connection> {
+  const connection = await Connection.open(options.backend, options.name, key).catch((error: unknown) => {
     throw openError(error, null, options);
   });
   try {
@@ -183,6 +216,8 @@ export class SqliteStore implements Store {
     readonly kind: 'opfs' | 'idb',
     private readonly reconnect: () => Promise<Connection>,
     eviction: { evicted: boolean; sentinel: SentinelState | null } = { evicted: false, sentinel: null },
+    /** Its pages are encrypted (SqliteStoreOptions.encryption). */
+    readonly encrypted = false,
   ) {
     this.evicted = eviction.evicted;
     this.sentinel = eviction.sentinel;

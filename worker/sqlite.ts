@@ -13,27 +13,68 @@ export type SqliteValue = SQLiteCompatibleType;
 
 interface Runtime {
   sqlite3: SQLiteAPI;
-  module: unknown;
+  module: EmscriptenModule;
 }
 
-// One WebAssembly instance per build and worker; each database registers its own VFS on it.
-const runtimes = new Map<'sync' | 'async', Promise<Runtime>>();
+interface EmscriptenModule {
+  ccall(name: string, returns: 'number', argTypes: string[], args: unknown[]): number;
+}
 
-function runtime(build: 'sync' | 'async'): Promise<Runtime> {
+/**
+ * The asyncify build serves the IndexedDB VFS (its methods are asynchronous). The `mc-` builds are SQLite3 Multiple
+ * Ciphers (page-level encryption, docs/worker.md): loaded only for an encrypted database, so a plain one pays nothing.
+ */
+type Build = 'sync' | 'async' | 'mc-sync' | 'mc-async';
+
+// One WebAssembly instance per build and worker; each database registers its own VFS on it.
+const runtimes = new Map<Build, Promise<Runtime>>();
+
+function runtime(build: Build): Promise<Runtime> {
   let pending = runtimes.get(build);
   if (!pending) {
     pending = (async () => {
       // Each build finds its WASM through its own `new URL(file, import.meta.url)`, which the app's bundler emits.
-      const factory =
+      const factory = (
         build === 'sync'
-          ? (await import('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs')).default
-          : (await import('@journeyapps/wa-sqlite/dist/wa-sqlite-async.mjs')).default;
-      const module: unknown = await factory();
+          ? await import('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs')
+          : build === 'async'
+            ? await import('@journeyapps/wa-sqlite/dist/wa-sqlite-async.mjs')
+            : build === 'mc-sync'
+              ? await import('@journeyapps/wa-sqlite/dist/mc-wa-sqlite.mjs')
+              : await import('@journeyapps/wa-sqlite/dist/mc-wa-sqlite-async.mjs')
+      ).default;
+      const module = (await factory()) as EmscriptenModule;
       return { sqlite3: SQLite.Factory(module), module };
     })();
     runtimes.set(build, pending);
   }
   return pending;
+}
+
+function buildFor(backend: SqliteBackend, encrypted: boolean): Build {
+  const build = backend === 'idb' ? 'async' : 'sync';
+  return encrypted ? `mc-${build}` : build;
+}
+
+/** Starts loading the SQLite build a database will open with, so compiling its WASM overlaps other work. */
+export function preloadSqlite(backend: SqliteBackend, encrypted: boolean): void {
+  runtime(buildFor(backend, encrypted)).catch(() => undefined);
+}
+
+/** SQLite's "file is not a database": what a page that does not decrypt (a wrong key, or a key on a plain file) gives. */
+export const SQLITE_NOTADB = 26;
+
+/** The page cipher of an encrypted database (sqlite3mc's name); recorded in its key envelope (worker/keyring.ts). */
+export const PAGE_CIPHER = 'chacha20';
+
+/**
+ * Wraps `vfs` in sqlite3mc's encrypting VFS and returns the wrapper's name. The wrapper encrypts every page of the
+ * database, its WAL and its journals on their way to `vfs`.
+ */
+function encryptingVfs(module: EmscriptenModule, vfs: WaSqliteVfs): string {
+  const rc = module.ccall('sqlite3mc_vfs_create', 'number', ['string', 'number'], [vfs.name, 0]);
+  if (rc !== 0) throw new SQLite.SQLiteError(`cannot create the encrypting VFS over ${vfs.name}`, rc);
+  return `multipleciphers-${vfs.name}`;
 }
 
 // VFS names must be unique per WebAssembly instance (a database may be opened again in the same worker).
@@ -110,6 +151,12 @@ function recordIdbAborts(): void {
   } as typeof transaction;
 }
 
+function hex(bytes: Uint8Array): string {
+  let out = '';
+  for (const byte of bytes) out += byte.toString(16).padStart(2, '0');
+  return out;
+}
+
 /** True when this context can use OPFS synchronous access handles (dedicated workers in current browsers). */
 export function hasOpfsSyncAccess(): boolean {
   return (
@@ -156,9 +203,13 @@ export class Connection {
     private readonly vfs: WaSqliteVfs,
   ) {}
 
-  /** Opens (creating if needed) the database `database` of `backend`. */
-  static async open(backend: SqliteBackend, database: string): Promise<Connection> {
-    const { sqlite3, module } = await runtime(backend === 'idb' ? 'async' : 'sync');
+  /**
+   * Opens (creating if needed) the database `database` of `backend`. With `key` (32 bytes), through SQLite3
+   * Multiple Ciphers: a new database is encrypted from its first page, and an existing one must decrypt with
+   * `key`, else this throws SQLITE_NOTADB (also for a plain database opened with a key).
+   */
+  static async open(backend: SqliteBackend, database: string, key: Uint8Array | null = null): Promise<Connection> {
+    const { sqlite3, module } = await runtime(buildFor(backend, key !== null));
     const { vfs, file } = await createVfs(backend, database, module);
     if (backend === 'idb') {
       guardAsyncMethods(vfs);
@@ -169,11 +220,17 @@ export class Connection {
     lastIdbAbort = null;
     let db: number | undefined;
     try {
-      db = await sqlite3.open_v2(file, SQLite.SQLITE_OPEN_CREATE | SQLite.SQLITE_OPEN_READWRITE, vfs.name);
+      const vfsName = key ? encryptingVfs(module, vfs) : vfs.name;
+      db = await sqlite3.open_v2(file, SQLite.SQLITE_OPEN_CREATE | SQLite.SQLITE_OPEN_READWRITE, vfsName);
       const connection = new Connection(sqlite3, db, vfs);
+      // A raw key (x'…'): the data key is random, so sqlite3mc's own passphrase KDF would add only time.
+      if (key) await connection.exec(`PRAGMA cipher = '${PAGE_CIPHER}'; PRAGMA key = "x'${hex(key)}'"`);
       // OPFS databases run in WAL mode without shared memory (the store sets it), which SQLite allows only with an
       // exclusive lock; a connection without it cannot even read them. Only the leader's worker opens the file.
+      // (Through sqlite3mc's VFS, such a read does not fail cleanly: it calls the missing shared-memory method.)
       if (backend !== 'idb') await connection.exec('PRAGMA locking_mode = EXCLUSIVE');
+      // The key is only checked when the first page is read: read it now, so a wrong key fails here.
+      if (key) await connection.exec('SELECT count(*) FROM sqlite_schema');
       return connection;
     } catch (error) {
       const ioError = lastIdbAbort ?? vfs.lastError;

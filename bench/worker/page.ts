@@ -3,7 +3,7 @@
  * comparisons in a dedicated worker (store-worker.ts). Driven by bench/worker.ts through `window.workerBench`.
  */
 import * as Comlink from 'comlink';
-import { createMemory, type Memory } from '../../src/index.js';
+import { createMemory, type EncryptionOptions, type Memory } from '../../src/index.js';
 import type { Backend, StoreBench } from './store-worker.js';
 
 let texts: string[] = [];
@@ -39,7 +39,31 @@ async function bytesOnDisk(name: string): Promise<number> {
   return total;
 }
 
+/** A file of the database folder on OPFS, as raw bytes. */
+async function fileBytes(file: string): Promise<Uint8Array> {
+  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
+  return new Uint8Array(await (await (await dir.getFileHandle(file)).getFile()).arrayBuffer());
+}
+
 let shared: Memory | null = null;
+
+/** How a database is opened in the encryption comparison. */
+export type Protection = 'plain' | 'passphrase' | 'key';
+const PASSPHRASE = 'correct horse battery staple, bench edition';
+let appKey: Promise<CryptoKey> | undefined;
+
+/** The page's own AES-GCM key (non-extractable, as an app would keep it): one for the page's life, so it reopens. */
+async function encryptionFor(protection: Protection): Promise<EncryptionOptions | null> {
+  if (protection === 'plain') return null;
+  if (protection === 'passphrase') return { passphrase: PASSPHRASE };
+  appKey ??= crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+  return { key: await appKey };
+}
+
+/** Queries spread over the first `n` memories' texts, `count` of them from `offset`. */
+function queries(n: number, count: number, offset: number): string[] {
+  return Array.from({ length: count }, (_, i) => texts[(offset + i * Math.floor(n / count)) % n] ?? 'x');
+}
 
 const bench = {
   async setup(stem: string): Promise<number> {
@@ -60,9 +84,10 @@ const bench = {
   breakdown: (name: string, vectorSpace: string) => storeWorker((b) => b.breakdown(name, vectorSpace, texts[7] ?? 'x')),
 
   /** End to end: page → worker → embedding → SQLite → indexes, in batches as an app would add them. */
-  async ingest(name: string, n: number, batch: number) {
+  async ingest(name: string, n: number, batch: number, protection: Protection = 'plain') {
     let t = performance.now();
-    const memory = await createMemory({ name, persist: false });
+    const memory = await createMemory({ name, persist: false, encryption: await encryptionFor(protection) });
+    if ((await memory.status()).encrypted !== (protection !== 'plain')) throw new Error(`bench: ${name} is not ${protection}`);
     const embedder = await untilHybrid(memory);
     const modelReadyMs = performance.now() - t;
     t = performance.now();
@@ -123,6 +148,78 @@ const bench = {
       emptyWorkerMs: await firstAnswer({ name: 'bench-empty', storage: 'memory', persist: false, embedder: null }),
       bytesPerMemory: (await bytesOnDisk(name)) / count,
     };
+  },
+
+  /** The first `n` memories, with real vectors, into one database per protection (store-worker.ts `seedVariants`). */
+  async seedVariants(names: Record<Protection, string>, n: number, batch: number) {
+    const protections = Object.keys(names) as Protection[];
+    const targets = await Promise.all(protections.map(async (p) => ({ name: names[p], encryption: await encryptionFor(p) })));
+    const seeded = await storeWorker((b) => b.seedVariants(targets, texts.slice(0, n), createdAt.slice(0, n), batch));
+    // The files as a copied profile would show them: only the plain one starts with SQLite's header.
+    for (const p of protections) {
+      const header = new TextDecoder().decode((await fileBytes(`${names[p]}.sqlite3`)).slice(0, 15));
+      if ((header === 'SQLite format 3') !== (p === 'plain')) throw new Error(`bench: ${names[p]} (${p}) starts with ${JSON.stringify(header)}`);
+    }
+    return seeded;
+  },
+
+  loadParts: async (name: string, protection: Protection, vectorSpace: string, dim: number) => {
+    const encryption = await encryptionFor(protection);
+    return storeWorker((b) => b.loadParts(name, encryption, vectorSpace, dim));
+  },
+
+  pbkdf2: (runs: number) => storeWorker((b) => b.pbkdf2(runs)),
+
+  perRecordWebCrypto: (n: number, dim: number, batch: number) => storeWorker((b) => b.perRecordWebCrypto(texts.slice(0, n), dim, batch)),
+
+  /**
+   * One cold open of `name` (of `n` memories) as `protection`: to createMemory resolved, to the first answer, to the
+   * first hybrid answer; then the median latency of hybrid searches once it is open (after warm-up searches with
+   * other queries, as the background record load may still run after the model is ready).
+   */
+  async protectedColdOpen(name: string, n: number, protection: Protection) {
+    const encryption = await encryptionFor(protection);
+    const t = performance.now();
+    const memory = await createMemory({ name, persist: false, encryption });
+    const openMs = performance.now() - t;
+    await memory.search(texts[11] ?? 'x', { touch: false });
+    const firstAnswerMs = performance.now() - t;
+    const status = await memory.status();
+    await untilHybrid(memory);
+    const first = await memory.search(texts[11] ?? 'x', { touch: false });
+    const hybridMs = performance.now() - t;
+    if (first.trace.mode !== 'hybrid') throw new Error(`bench: expected a hybrid answer, got ${first.trace.mode}`);
+    if (status.encrypted !== (protection !== 'plain')) throw new Error(`bench: ${name} opened with encrypted=${status.encrypted} as ${protection}`);
+    // Searches are timed on memory already read: the worker reads the records into memory in the background after
+    // the first answer (reading pages is where encryption costs), so wait until it has.
+    await sleep(1000 + n / 20);
+    for (const query of queries(n, 20, 5)) await memory.search(query, { touch: false });
+    const searchMs: number[] = [];
+    for (const query of queries(n, 60, 3)) {
+      const t1 = performance.now();
+      const result = await memory.search(query, { touch: false });
+      searchMs.push(performance.now() - t1);
+      if (result.trace.mode !== 'hybrid') throw new Error(`bench: expected a hybrid answer, got ${result.trace.mode}`);
+    }
+    const count = await memory.count();
+    await memory.close();
+    if (count !== n) throw new Error(`bench: ${name} holds ${count} memories, expected ${n}`);
+    // As in coldOpen: the closed worker's memory is reclaimed before the next open starts.
+    await sleep(3000);
+    const sorted = searchMs.slice().sort((a, b) => a - b);
+    return { openMs, firstAnswerMs, hybridMs, lexicalIndex: status.lexicalIndex, searchP50Ms: median(searchMs), searchP95Ms: sorted[Math.floor(sorted.length * 0.95)] ?? NaN };
+  },
+
+  /** As coldOpen's `firstAnswerWithoutModelMs`, one round: the open alone, no model load competing for the cores. */
+  async protectedFirstAnswer(name: string, protection: Protection) {
+    const encryption = await encryptionFor(protection);
+    const t = performance.now();
+    const memory = await createMemory({ name, persist: false, embedder: null, encryption });
+    await memory.search(texts[11] ?? 'x', { touch: false });
+    const ms = performance.now() - t;
+    await memory.close();
+    await sleep(3000);
+    return ms;
   },
 
   /** Opens `name` in this page; with two pages, the second one is a follower of the first. */

@@ -8,6 +8,7 @@ import type { EmbedderOptions } from '../embedder/index.js';
 import type { AddOptions, Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import {
+  checkEncryption,
   checkWireDepth,
   closedError,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -17,6 +18,7 @@ import {
   timeoutError,
   timeoutFor,
   type CallTimeouts,
+  type EncryptionOptions,
   type MemoryStatus,
   type MethodName,
   type RemoteSearchOptions,
@@ -31,7 +33,7 @@ import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import { InFlight } from '../util/in-flight.js';
 import type { Progress, SearchResult } from '../types.js';
 
-export type { MemoryStatus, RemoteSearchOptions, StorageKind } from './protocol.js';
+export type { EncryptionOptions, MemoryStatus, RemoteSearchOptions, StorageKind } from './protocol.js';
 
 export interface MemoryOptions {
   /** Database name (letters, digits, `_`, `-`, `.`). Tabs using the same name share one database. Default `'engram'`. */
@@ -81,6 +83,13 @@ export interface MemoryOptions {
    * is skipped). Shared across tabs like `llm`. Default none.
    */
   reranker?: Reranker | null;
+  /**
+   * Encrypt the database at rest with a passphrase, or with the app's own AES-GCM `CryptoKey` (docs/worker.md).
+   * It stays in the worker. An encrypted database needs it at every open (KEY_REQUIRED without, WRONG_KEY when it
+   * does not unlock); an existing unencrypted one is refused with NOT_ENCRYPTED. No effect with storage 'memory'.
+   * Default none: unencrypted.
+   */
+  encryption?: EncryptionOptions | null;
 }
 
 /** The engine's API, answered by the worker, plus `status()`. */
@@ -88,6 +97,12 @@ export interface Memory extends Pick<Engine, 'add' | 'get' | 'timeline' | 'updat
   /** As `Engine.search`; the `boost` hook is in-process only, so it is not an option here. */
   search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;
   status(): Promise<MemoryStatus>;
+  /**
+   * Re-wraps the database's key for a new passphrase; nothing is re-encrypted. Atomic: after a crash, exactly one
+   * of the two passphrases opens it. WRONG_KEY when `current` is not the passphrase, NOT_ENCRYPTED for a database
+   * without one.
+   */
+  changePassphrase(current: string, next: string): Promise<void>;
   /** Closes the database (another tab on the same name takes it over) and ends the worker this call spawned. */
   close(): Promise<void>;
 }
@@ -95,8 +110,9 @@ export interface Memory extends Pick<Engine, 'add' | 'get' | 'timeline' | 'updat
 /** Spawns the worker, opens the database and resolves when searches can be answered. */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {} } = options;
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, encryption = null } = options;
   checkRemoteSearchOptions(search);
+  if (encryption !== null) checkEncryption(encryption);
   const llm = checkLanguageModel(options.llm);
   const reranker = checkReranker(options.reranker);
   const timeouts: CallTimeouts = {
@@ -124,7 +140,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, encryption },
             onModelProgress && Comlink.proxy(onModelProgress),
             llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
             reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
@@ -183,6 +199,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     count: () => call('count', []),
     export: () => call('export', []),
     status: () => (closing ? Promise.reject(closedError()) : inFlight.track(withTimeout(() => guard(remote.status()), 'status', timeouts.callMs))),
+    changePassphrase: (current, next) =>
+      closing ? Promise.reject(closedError()) : inFlight.track(withTimeout(() => guard(remote.changePassphrase(current, next)), 'changePassphrase', timeouts.writeMs)),
     close: () => {
       closing ??= (async () => {
         try {

@@ -32,6 +32,8 @@ export interface MemoryStatus {
    * origin was cleared (the sentinel goes with it; see worker/sentinel.ts).
    */
   evicted: boolean;
+  /** The database is encrypted at rest (`MemoryOptions.encryption`). */
+  encrypted: boolean;
   /** The last background failure (model loading, re-indexing, access bookkeeping), or null. */
   error: { code: ErrorCode; message: string } | null;
   /**
@@ -111,6 +113,33 @@ export interface WorkerOpenOptions {
   debug: boolean;
   /** `MemoryOptions.limits`, for the engine this worker opens if it leads. */
   limits: Partial<RecordLimits>;
+  /** `MemoryOptions.encryption`: stays in the worker that receives it, never sent to another tab. */
+  encryption: EncryptionOptions | null;
+}
+
+/**
+ * Encryption at rest (docs/worker.md): a passphrase, or the app's own AES-GCM `CryptoKey` (it may be
+ * non-extractable; usages 'encrypt' and 'decrypt', or 'wrapKey' and 'unwrapKey'). Either one wraps the random
+ * key that encrypts the database.
+ */
+export type EncryptionOptions = { passphrase: string; key?: never } | { key: CryptoKey; passphrase?: never };
+
+/** INVALID_INPUT unless `options` is `{ passphrase }` (a non-empty string) or `{ key }` (an AES-GCM CryptoKey). */
+export function checkEncryption(options: unknown): asserts options is EncryptionOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('encryption must be { passphrase } or { key }');
+  const { passphrase, key } = options as { passphrase?: unknown; key?: unknown };
+  if ((passphrase === undefined) === (key === undefined)) throw invalidInput('encryption takes exactly one of passphrase and key');
+  if (passphrase !== undefined) {
+    if (typeof passphrase !== 'string' || passphrase.length === 0) throw invalidInput('encryption.passphrase must be a non-empty string');
+    return;
+  }
+  if (typeof CryptoKey === 'undefined' || !(key instanceof CryptoKey) || key.algorithm.name !== 'AES-GCM') {
+    throw invalidInput('encryption.key must be an AES-GCM CryptoKey');
+  }
+  const usages = new Set(key.usages);
+  if (!((usages.has('encrypt') && usages.has('decrypt')) || (usages.has('wrapKey') && usages.has('unwrapKey')))) {
+    throw invalidInput("encryption.key needs the usages 'encrypt' and 'decrypt' (or 'wrapKey' and 'unwrapKey')");
+  }
 }
 
 export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
@@ -125,6 +154,8 @@ export interface WorkerApi {
   open(options: WorkerOpenOptions, onModelProgress?: EmbedderOptions['onProgress'], llm?: PageCompletion, reranker?: PageReranker): Promise<void>;
   call<M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: (progress: Progress) => void): Promise<WireResult<M>>;
   status(): Promise<MemoryStatus>;
+  /** Re-wraps the database's key for a new passphrase, in this worker (the passphrases never travel to another tab). */
+  changePassphrase(current: string, next: string): Promise<void>;
   close(): Promise<void>;
 }
 

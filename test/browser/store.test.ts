@@ -27,10 +27,15 @@ afterAll(async () => {
   profile.dispose();
 });
 
-describe.each(['opfs', 'idb'] as const)('store spec on SQLite/%s', (backend) => {
+describe.each([
+  ['opfs', false],
+  ['idb', false],
+  ['opfs', true],
+  ['idb', true],
+] as const)('store spec on SQLite/%s (encrypted: %s)', (backend, encrypted) => {
   let results: SpecResult[] = [];
   beforeAll(async () => {
-    results = await page.evaluate((b) => window.lab.runSpec(b), backend);
+    results = await page.evaluate(([b, e]) => window.lab.runSpec(b, e), [backend, encrypted] as const);
   });
 
   test('every spec case ran', () => {

@@ -12,6 +12,7 @@ import {
   isEngramError,
   memoryStore,
   type Engine,
+  type EncryptionOptions,
   type EngineOptions,
   type Hit,
   type LocalEmbedder,
@@ -39,6 +40,20 @@ describe('createMemory and Memory', () => {
     expectTypeOf<MemoryOptions['storage']>().toEqualTypeOf<'auto' | 'opfs' | 'idb' | 'memory' | undefined>();
     // @ts-expect-error: not a storage kind
     void createMemory({ storage: 'disk' });
+  });
+
+  test('encryption takes a passphrase or a CryptoKey, never both', () => {
+    expectTypeOf(createMemory).toBeCallableWith({ name: 'vault', encryption: { passphrase: 'p' } });
+    expectTypeOf(createMemory).toBeCallableWith({ encryption: { key: {} as CryptoKey } });
+    expectTypeOf(createMemory).toBeCallableWith({ encryption: null });
+    expectTypeOf<MemoryOptions['encryption']>().toEqualTypeOf<EncryptionOptions | null | undefined>();
+    // @ts-expect-error: one of the two
+    void createMemory({ encryption: { passphrase: 'p', key: {} as CryptoKey } });
+    // @ts-expect-error: a passphrase is a string
+    void createMemory({ encryption: { passphrase: new Uint8Array(4) } });
+    expectTypeOf<Memory['changePassphrase']>().parameters.toEqualTypeOf<[current: string, next: string]>();
+    expectTypeOf<Memory['changePassphrase']>().returns.resolves.toEqualTypeOf<void>();
+    expectTypeOf<MemoryStatus['encrypted']>().toEqualTypeOf<boolean>();
   });
 
   test('Memory methods', () => {
@@ -121,6 +136,9 @@ describe('errors', () => {
       | 'WORKER_FAILED'
       | 'CLOSED'
       | 'TIMEOUT'
+      | 'WRONG_KEY'
+      | 'KEY_REQUIRED'
+      | 'NOT_ENCRYPTED'
     >();
     expectTypeOf(ErrorCode.MODEL_NOT_FOUND).toEqualTypeOf<'MODEL_NOT_FOUND'>();
     expectTypeOf<EngramError['code']>().toEqualTypeOf<ErrorCode>();

@@ -1,5 +1,7 @@
 // The README's quick start, as written.
 import { createMemory, isEngramError } from 'engram';
+// The encrypted vault beside the notes: its own module, so the quick start above stays as the README has it.
+import './vault';
 
 const status = document.querySelector<HTMLParagraphElement>('#status')!;
 const mode = document.querySelector<HTMLParagraphElement>('#mode')!;

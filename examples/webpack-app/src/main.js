@@ -1,5 +1,7 @@
 // The README's quick start, as written (plain JavaScript: webpack needs no loader for it).
 import { createMemory, isEngramError } from 'engram';
+// The encrypted vault beside the notes: its own module, so the quick start above stays as the README has it.
+import './vault.js';
 
 const status = document.querySelector('#status');
 const mode = document.querySelector('#mode');

@@ -43,13 +43,17 @@ const lab = {
     }
   },
 
-  /** Runs every case of the shared store spec against a fresh database of `backend`. */
-  async runSpec(backend: SqliteBackend): Promise<SpecResult[]> {
+  /**
+   * Runs every case of the shared store spec against a fresh database of `backend`; `encrypted`: each one
+   * encrypted under an app key (the passphrase path is tested through createMemory, test/browser/encryption.test.ts).
+   */
+  async runSpec(backend: SqliteBackend, encrypted = false): Promise<SpecResult[]> {
     const results: SpecResult[] = [];
+    const key = encrypted ? await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']) : null;
     for (const spec of storeSpec) {
-      const name = uniqueName(`spec-${backend}`);
+      const name = uniqueName(`spec-${backend}${encrypted ? '-encrypted' : ''}`);
       try {
-        await spec.run(() => openSqliteStore({ name, backend }));
+        await spec.run(() => openSqliteStore({ name, backend, encryption: key && { key } }));
         results.push({ name: spec.name, error: null });
       } catch (error) {
         results.push({ name: spec.name, error: error instanceof Error ? `${describe(error)}\n${error.stack}` : describe(error) });

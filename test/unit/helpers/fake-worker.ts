@@ -33,6 +33,9 @@ export function fakeWorker(): FakeWorker {
     async status() {
       throw new Error('not used');
     },
+    async changePassphrase() {
+      throw new Error('not used');
+    },
     async close() {},
   };
   Comlink.expose(api, port1 as unknown as Comlink.Endpoint);

@@ -1,0 +1,33 @@
+/** Small IndexedDB helpers for the records Engram keeps beside its databases (sentinel.ts, keyring.ts). */
+
+export function request<T>(req: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error ?? new Error('IndexedDB request failed'));
+  });
+}
+
+/** Opens IndexedDB database `name` (version 1) with its one object store `store` (out-of-line keys). */
+export async function openRecords(name: string, store: string): Promise<IDBDatabase> {
+  const open = indexedDB.open(name, 1);
+  open.onupgradeneeded = () => open.result.createObjectStore(store);
+  return request(open);
+}
+
+/** Resolves when `tx` commits; rejects when it aborts (a full disk, or the body threw). */
+export function committed(tx: IDBTransaction): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = tx.onerror = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'));
+  });
+}
+
+/** Runs `body` on database `name`'s store, closing the database after. */
+export async function withRecords<T>(name: string, store: string, body: (db: IDBDatabase) => Promise<T>): Promise<T> {
+  const db = await openRecords(name, store);
+  try {
+    return await body(db);
+  } finally {
+    db.close();
+  }
+}
