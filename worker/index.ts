@@ -38,8 +38,8 @@ let host: Host | null = null;
 let opening: Promise<void> | null = null;
 let closed = false;
 let searchDefaults: WorkerOpenOptions['search'] = {};
-/** The database's keyring id (`storage:name`) once open; null for 'memory'. */
-let keyringId: { id: string; name: string } | null = null;
+/** The stored database once open (`id`: `storage:name`, its key record's id); null for 'memory'. */
+let storedDatabase: { id: string; name: string } | null = null;
 /** The page's llm and reranker proxies (each holds a MessagePort to the page): released at close. */
 let pageHooks: unknown[] = [];
 /** Calls received and not yet answered: close() lets them finish first. */
@@ -98,9 +98,9 @@ const api: WorkerApi = {
       // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
-      let opened = false;
+      let openedHere = false;
       const start = () => {
-        opened = true;
+        openedHere = true;
         return openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, onModelProgress, loadEmbedder, llm, reranker, encryption });
       };
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
@@ -109,12 +109,12 @@ const api: WorkerApi = {
         return;
       }
       const joined = await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true });
-      keyringId = { id: `${storage}:${options.name}`, name: options.name };
+      storedDatabase = { id: `${storage}:${options.name}`, name: options.name };
       // A tab joining the one that holds the database proves its key too (or its lack of one): the leader's engine
       // would otherwise answer any tab of the origin, whatever it was opened with.
-      if (!opened) {
+      if (!openedHere) {
         try {
-          (await unlock(keyringId.id, options.name, encryption))?.fill(0);
+          (await unlock(storedDatabase.id, options.name, encryption))?.fill(0);
         } catch (error) {
           await joined.close().catch(() => undefined);
           throw error;
@@ -153,8 +153,8 @@ const api: WorkerApi = {
 
   async changePassphrase(current, next) {
     requireHost();
-    if (!keyringId) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'an in-memory database is never encrypted');
-    await inFlight.track(changePassphrase(keyringId.id, keyringId.name, current, next));
+    if (!storedDatabase) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'an in-memory database is never encrypted');
+    await inFlight.track(changePassphrase(storedDatabase.id, storedDatabase.name, current, next));
   },
 
   async close() {

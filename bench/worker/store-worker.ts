@@ -11,7 +11,8 @@ import { createEmbedder } from '../../src/embedder/index.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { decodeSnapshot } from '../../src/lexical/snapshot.js';
 import { newId } from '../../src/engine/records.js';
-import type { MemoryRecord } from '../../src/types.js';
+import type { Embedder, MemoryRecord } from '../../src/types.js';
+import type { StoreWrite } from '../../src/store/store.js';
 import type { EncryptionOptions } from '../../src/client/protocol.js';
 import { PBKDF2_ITERATIONS } from '../../worker/keyring.js';
 import type { SqliteBackend } from '../../worker/sqlite.js';
@@ -26,6 +27,23 @@ function record(i: number, text: string, createdAt: number): MemoryRecord {
 }
 
 /** Unit-length stand-ins: write and read costs do not depend on the values. */
+/** Memories `start`…`start + count` of `texts` with their model vectors, as one store write; `ms`: the embedding time. */
+async function embeddedBatch(embedder: Embedder, texts: string[], createdAt: number[], start: number, count: number): Promise<{ write: StoreWrite; ms: number }> {
+  const slice = texts.slice(start, start + count);
+  const t = performance.now();
+  const vecs = await embedder.embed(slice);
+  const ms = performance.now() - t;
+  const data = new Float32Array(slice.length * embedder.dim);
+  vecs.forEach((v, i) => data.set(v, i * embedder.dim));
+  return {
+    ms,
+    write: {
+      put: slice.map((text, j) => record(start + j, text, createdAt[start + j] ?? 0)),
+      vectors: { vectorSpace: embedder.vectorSpace ?? embedder.id, dim: embedder.dim, ids: slice.map((_, j) => `m${start + j}`), data },
+    },
+  };
+}
+
 function vectors(from: number, count: number): Float32Array {
   const data = new Float32Array(count * DIM);
   for (let i = 0; i < data.length; i++) data[i] = Math.sin(from * DIM + i) / Math.sqrt(DIM / 2);
@@ -150,17 +168,10 @@ const api = {
     let embedMs = 0;
     let writeMs = 0;
     for (let s = existing; s < texts.length; s += batch) {
-      const slice = texts.slice(s, s + batch);
-      let t = performance.now();
-      const vecs = await embedder.embed(slice);
-      embedMs += performance.now() - t;
-      const data = new Float32Array(slice.length * embedder.dim);
-      vecs.forEach((v, i) => data.set(v, i * embedder.dim));
-      t = performance.now();
-      await store.write({
-        put: slice.map((text, j) => record(s + j, text, createdAt[s + j] ?? 0)),
-        vectors: { vectorSpace: embedder.vectorSpace ?? embedder.id, dim: embedder.dim, ids: slice.map((_, j) => `m${s + j}`), data },
-      });
+      const { write, ms } = await embeddedBatch(embedder, texts, createdAt, s, batch);
+      embedMs += ms;
+      const t = performance.now();
+      await store.write(write);
       writeMs += performance.now() - t;
     }
     await store.close();
@@ -244,19 +255,11 @@ const api = {
     }
     let embedMs = 0;
     for (let s = 0, b = 0; s < texts.length; s += batch, b++) {
-      const slice = texts.slice(s, s + batch);
-      let t = performance.now();
-      const vecs = await embedder.embed(slice);
-      embedMs += performance.now() - t;
-      const data = new Float32Array(slice.length * embedder.dim);
-      vecs.forEach((v, i) => data.set(v, i * embedder.dim));
-      const write: Parameters<typeof opened[number]['store']['write']>[0] = {
-        put: slice.map((text, j) => record(s + j, text, createdAt[s + j] ?? 0)),
-        vectors: { vectorSpace, dim: embedder.dim, ids: slice.map((_, j) => `m${s + j}`), data },
-      };
+      const { write, ms } = await embeddedBatch(embedder, texts, createdAt, s, batch);
+      embedMs += ms;
       for (let k = 0; k < opened.length; k++) {
         const target = opened[(b + k) % opened.length]!;
-        t = performance.now();
+        const t = performance.now();
         await target.store.write(write);
         target.writeMs += performance.now() - t;
       }

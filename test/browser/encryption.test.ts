@@ -367,4 +367,25 @@ describe('two tabs', () => {
     await second.close();
     await third.close();
   });
+
+  test('a tab with a passphrase cannot join a tab holding a plain database of that name: NOT_ENCRYPTED', async () => {
+    const holder = await openLab(context);
+    const joiner = await openLab(context);
+    await holder.evaluate(async () => {
+      window.memories.plain = await window.engram.createMemory({ name: 'two-tabs-plain', embedder: null });
+      await window.memories.plain.add({ text: 'a plain note' });
+    });
+    const refused = await joiner.evaluate(
+      async ([codeOfSource, passphrase]) => {
+        const codeOf = new Function(`return ${codeOfSource}`)() as (run: () => Promise<unknown>) => Promise<string>;
+        return codeOf(() => window.engram.createMemory({ name: 'two-tabs-plain', embedder: null, encryption: { passphrase } }));
+      },
+      [codeOf.toString(), PASSPHRASE] as const,
+    );
+    expect(refused).toBe('NOT_ENCRYPTED');
+    expect(await holder.evaluate(() => window.memories.plain!.count())).toBe(1);
+    await holder.evaluate(() => window.memories.plain!.close());
+    await holder.close();
+    await joiner.close();
+  });
 });

@@ -4,19 +4,16 @@
  * app's bundler must emit and serve like the plain builds. Each app opens its vault with a passphrase, keeps a note,
  * and after a reload refuses a wrong passphrase (WRONG_KEY) and opens with the right one, offline.
  */
-import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { consumerBrowser, installExample, launchChromium, logPage, REPO, serveStatic, sh, startServer } from './harness.js';
+import { consumerBrowser, emittedMcWasm, installExample, launchChromium, logPage, MC_WASM, REPO, serveStatic, sh, startServer } from './harness.js';
 
 const browser = consumerBrowser();
 
 const PASSPHRASE = 'correct horse battery staple';
 const SECRET = 'The spare key is under the blue flowerpot';
-
-/** SQLite3 Multiple Ciphers' WASM builds that Engram's worker may load (OPFS: sync; IndexedDB: asyncify). */
-const MC_WASM = ['mc-wa-sqlite.wasm', 'mc-wa-sqlite-async.wasm'];
 
 /**
  * The installed example, with its sources as the repository has them: another test file may have installed it in
@@ -26,24 +23,6 @@ async function installAsShipped(name: string): Promise<string> {
   const app = await installExample(name);
   for (const part of ['src', 'index.html']) cpSync(join(REPO, 'examples', name, part), join(app, part), { recursive: true });
   return app;
-}
-
-/**
- * For each of SQLite3 Multiple Ciphers' WASM files in the app's installed wa-sqlite, the emitted files in `dir`
- * (recursively) with the same bytes: bundlers rename assets by content hash, so bytes are what identify them.
- */
-function emittedMcWasm(app: string, dir: string): Map<string, string[]> {
-  const sourceDir = join(app, 'node_modules/@journeyapps/wa-sqlite/dist');
-  const emitted = (readdirSync(dir, { recursive: true }) as string[]).filter((file) => file.endsWith('.wasm'));
-  const found = new Map<string, string[]>();
-  for (const source of MC_WASM) {
-    const bytes = readFileSync(join(sourceDir, source));
-    found.set(
-      source,
-      emitted.filter((file) => statSync(join(dir, file)).size === bytes.length && readFileSync(join(dir, file)).equals(bytes)),
-    );
-  }
-  return found;
 }
 
 /** Submits the vault's passphrase form and waits for its outcome: the vault's status once it is no longer opening. */

@@ -4,7 +4,7 @@
  * driven in Debian Chromium. A recording proxy catches any request that leaves the machine.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -253,4 +253,25 @@ async function searchUntilHybrid(page: Page, query: string, first: RegExp): Prom
     )
     .toBe('hybrid');
   expect(await page.textContent('#hits li:first-child')).toMatch(first);
+}
+
+/** SQLite3 Multiple Ciphers' WASM builds that Engram's worker may load (OPFS: sync; IndexedDB: asyncify). */
+export const MC_WASM = ['mc-wa-sqlite.wasm', 'mc-wa-sqlite-async.wasm'];
+
+/**
+ * For each of SQLite3 Multiple Ciphers' WASM files in the app's installed wa-sqlite, the emitted files in `dir`
+ * (recursively) with the same bytes: bundlers rename assets by content hash, so bytes are what identify them.
+ */
+export function emittedMcWasm(app: string, dir: string): Map<string, string[]> {
+  const sourceDir = join(app, 'node_modules/@journeyapps/wa-sqlite/dist');
+  const emitted = (readdirSync(dir, { recursive: true }) as string[]).filter((file) => file.endsWith('.wasm'));
+  const found = new Map<string, string[]>();
+  for (const source of MC_WASM) {
+    const bytes = readFileSync(join(sourceDir, source));
+    found.set(
+      source,
+      emitted.filter((file) => statSync(join(dir, file)).size === bytes.length && readFileSync(join(dir, file)).equals(bytes)),
+    );
+  }
+  return found;
 }

@@ -7,7 +7,25 @@ import type { MemoryStatus } from 'engram';
 export type Request =
   | { type: 'add'; note: string; title: string; url: string }
   | { type: 'search'; query: string; k: number }
-  | { type: 'status' };
+  | { type: 'status' }
+  | VaultRequest;
+
+/**
+ * The vault: a second memory, encrypted at rest. The passphrase rides in the unlock message to the offscreen
+ * document, which hands it to Engram's worker; no part of the extension keeps it.
+ */
+export type VaultRequest =
+  | { type: 'vault-unlock'; passphrase: string }
+  | { type: 'vault-add'; note: string }
+  | { type: 'vault-lock' }
+  | { type: 'vault-status' };
+
+export function isVaultRequest(request: Request): request is VaultRequest {
+  return request.type.startsWith('vault-');
+}
+
+/** The vault as the offscreen document holds it: locked, or open with its count and the worker's `encrypted`. */
+export type VaultState = { open: false } | { open: true; count: number; encrypted: boolean };
 
 /** A search hit as the popup shows it: the text is the page's title, a colon and the note. */
 export interface Found {
@@ -20,6 +38,10 @@ export interface Answers {
   add: { id: string; count: number };
   search: { mode: string; hits: Found[] };
   status: MemoryStatus;
+  'vault-unlock': VaultState;
+  'vault-add': VaultState;
+  'vault-lock': VaultState;
+  'vault-status': VaultState;
 }
 
 /**

@@ -3,7 +3,16 @@
  * worker. It answers the requests the service worker relays.
  */
 import { createMemory, isEngramError, type Memory } from 'engram';
-import { isFor, replyError, type Answers, type Reply, type Request } from './messages.js';
+import {
+  isFor,
+  isVaultRequest,
+  replyError,
+  type Answers,
+  type Reply,
+  type Request,
+  type VaultRequest,
+  type VaultState,
+} from './messages.js';
 
 let opening: Promise<Memory> | null = null;
 
@@ -16,7 +25,54 @@ function memory(): Promise<Memory> {
   return opening;
 }
 
+/**
+ * The private notes vault: open only between an unlock and a lock (or until Chrome closes this document, which ends
+ * the worker and its key with it). Its passphrase goes straight to createMemory and is not kept here.
+ */
+let vault: Memory | null = null;
+/** Vault requests run one at a time, so an add never lands in a vault that an unlock is closing. */
+let vaultTurn: Promise<unknown> = Promise.resolve();
+
+function inVaultTurn<T>(step: () => Promise<T>): Promise<T> {
+  const result = vaultTurn.then(step);
+  vaultTurn = result.catch(() => undefined);
+  return result;
+}
+
+async function vaultState(): Promise<VaultState> {
+  if (!vault) return { open: false };
+  // Said by the worker's own status, not assumed from having passed a passphrase.
+  const [count, { encrypted }] = await Promise.all([vault.count(), vault.status()]);
+  return { open: true, count, encrypted };
+}
+
+async function lockVault(): Promise<void> {
+  const previous = vault;
+  vault = null;
+  await previous?.close();
+}
+
+async function answerVault(request: VaultRequest): Promise<VaultState> {
+  switch (request.type) {
+    case 'vault-unlock':
+      // Close whatever vault is open first: a failed unlock leaves the vault locked, never the old one open.
+      await lockVault();
+      vault = await createMemory({ name: 'vault', encryption: { passphrase: request.passphrase } });
+      return vaultState();
+    case 'vault-add':
+      if (!vault) throw new Error('the vault is locked: unlock it with its passphrase first');
+      await vault.add({ text: request.note, tags: ['vault'] });
+      return vaultState();
+    case 'vault-lock':
+      await lockVault();
+      return vaultState();
+    case 'vault-status':
+      return vaultState();
+  }
+}
+
 async function answer(request: Request): Promise<Answers[Request['type']]> {
+  if (isVaultRequest(request)) return inVaultTurn(() => answerVault(request));
   const notes = await memory();
   switch (request.type) {
     case 'add': {
