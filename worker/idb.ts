@@ -8,7 +8,7 @@ export function request<T>(req: IDBRequest<T>): Promise<T> {
 }
 
 /** Opens IndexedDB database `name` (version 1) with its one object store `store` (out-of-line keys). */
-export async function openRecords(name: string, store: string): Promise<IDBDatabase> {
+async function openRecords(name: string, store: string): Promise<IDBDatabase> {
   const open = indexedDB.open(name, 1);
   open.onupgradeneeded = () => open.result.createObjectStore(store);
   return request(open);
@@ -30,4 +30,9 @@ export async function withRecords<T>(name: string, store: string, body: (db: IDB
   } finally {
     db.close();
   }
+}
+
+/** The record at `key` in database `name`'s store (undefined when there is none). */
+export function readRecord(name: string, store: string, key: string): Promise<unknown> {
+  return withRecords(name, store, (db) => request(db.transaction(store, 'readonly').objectStore(store).get(key)));
 }

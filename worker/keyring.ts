@@ -10,7 +10,7 @@
  */
 import { EngramError, ErrorCode } from '../src/errors.js';
 import { checkEncryption, type EncryptionOptions } from '../src/client/protocol.js';
-import { committed, request, withRecords } from './idb.js';
+import { committed, readRecord, withRecords } from './idb.js';
 import { PAGE_CIPHER } from './sqlite.js';
 
 type Bytes = Uint8Array<ArrayBuffer>;
@@ -56,7 +56,7 @@ function isEnvelope(value: unknown): value is KeyEnvelope {
 export async function readEnvelope(id: string): Promise<KeyEnvelope | null | undefined> {
   let value: unknown;
   try {
-    value = await withRecords(KEYS_DATABASE, KEYS_STORE, (db) => request(db.transaction(KEYS_STORE, 'readonly').objectStore(KEYS_STORE).get(id)));
+    value = await readRecord(KEYS_DATABASE, KEYS_STORE, id);
   } catch {
     return undefined;
   }

@@ -17,7 +17,7 @@
  * skipped: `evicted` is false and opening is never held up by it.
  */
 
-import { committed, request, withRecords } from './idb.js';
+import { committed, readRecord, withRecords } from './idb.js';
 
 const SENTINEL_DATABASE = 'engram-sentinels';
 const SENTINEL_STORE = 'databases';
@@ -37,10 +37,8 @@ function isSentinelRecord(value: unknown): value is SentinelRecord {
 export async function readSentinel(key: string): Promise<SentinelRecord | null | undefined> {
   if (typeof indexedDB === 'undefined') return undefined;
   try {
-    return await withRecords(SENTINEL_DATABASE, SENTINEL_STORE, async (db) => {
-      const value: unknown = await request(db.transaction(SENTINEL_STORE, 'readonly').objectStore(SENTINEL_STORE).get(key));
-      return isSentinelRecord(value) ? { instance: value.instance, hadData: value.hadData } : null;
-    });
+    const value = await readRecord(SENTINEL_DATABASE, SENTINEL_STORE, key);
+    return isSentinelRecord(value) ? { instance: value.instance, hadData: value.hadData } : null;
   } catch {
     return undefined;
   }

@@ -45,6 +45,43 @@ async function fileBytes(file: string): Promise<Uint8Array> {
   return new Uint8Array(await (await (await dir.getFileHandle(file)).getFile()).arrayBuffer());
 }
 
+/**
+ * A closed worker's memory (hundreds of MB at 100k once the model and vectors are in) is reclaimed while the next one
+ * starts: on 2 cores that slowed the next open by up to 0.8 s. A user's cold open follows no such worker, so each
+ * round starts after a pause.
+ */
+const settle = () => sleep(3000);
+
+type OpenOptions = Parameters<typeof createMemory>[0];
+
+/**
+ * One cold open: createMemory resolved, the first answer, the first hybrid answer (ms from the start). The memory is
+ * left open for the caller.
+ */
+async function openOnce(options: OpenOptions) {
+  const t = performance.now();
+  const memory = await createMemory(options);
+  const openMs = performance.now() - t;
+  await memory.search(texts[11] ?? 'x', { touch: false });
+  const firstAnswerMs = performance.now() - t;
+  const status = await memory.status();
+  await untilHybrid(memory);
+  const result = await memory.search(texts[11] ?? 'x', { touch: false });
+  if (result.trace.mode !== 'hybrid') throw new Error(`bench: expected a hybrid answer, got ${result.trace.mode}`);
+  return { memory, status, openMs, firstAnswerMs, hybridMs: performance.now() - t };
+}
+
+/** The time from a new worker to its first answer, then closed and settled. */
+async function firstAnswerOnce(options: OpenOptions): Promise<number> {
+  const t = performance.now();
+  const memory = await createMemory(options);
+  await memory.search(texts[11] ?? 'x', { touch: false });
+  const ms = performance.now() - t;
+  await memory.close();
+  await settle();
+  return ms;
+}
+
 let shared: Memory | null = null;
 
 /** How a database is opened in the encryption comparison. */
@@ -104,23 +141,11 @@ const bench = {
    * The first round may rebuild the lexical index (and save its snapshot on close); later rounds restore it.
    */
   async coldOpen(name: string, rounds: number) {
-    // A closed worker's memory (hundreds of MB at 100k once the model and vectors are in) is reclaimed while the
-    // next one starts: on 2 cores that slowed the next open by up to 0.8 s. A user's cold open follows no such
-    // worker, so each round starts after a pause.
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 3000));
     const runs: { openMs: number; firstAnswerMs: number; hybridMs: number; lexicalIndex: string }[] = [];
     let count = 0;
     for (let round = 0; round < rounds; round++) {
-      const t = performance.now();
-      const memory = await createMemory({ name, persist: false });
-      const openMs = performance.now() - t;
-      await memory.search(texts[11] ?? 'x', { touch: false });
-      const firstAnswerMs = performance.now() - t;
-      const { lexicalIndex } = await memory.status();
-      await untilHybrid(memory);
-      const result = await memory.search(texts[11] ?? 'x', { touch: false });
-      if (result.trace.mode !== 'hybrid') throw new Error(`bench: expected a hybrid answer, got ${result.trace.mode}`);
-      runs.push({ openMs, firstAnswerMs, hybridMs: performance.now() - t, lexicalIndex });
+      const { memory, status, openMs, firstAnswerMs, hybridMs } = await openOnce({ name, persist: false });
+      runs.push({ openMs, firstAnswerMs, hybridMs, lexicalIndex: status.lexicalIndex });
       count = await memory.count();
       await memory.close();
       await settle();
@@ -130,16 +155,9 @@ const bench = {
       rs.length ? { openMs: median(rs.map((r) => r.openMs)), firstAnswerMs: median(rs.map((r) => r.firstAnswerMs)), hybridMs: median(rs.map((r) => r.hybridMs)) } : null;
     // Without a model, what the first answer costs when no model load competes for the worker's thread; and on an
     // empty in-memory database, what starting a worker costs by itself (its modules, Comlink, the first call).
-    const firstAnswer = async (options: Parameters<typeof createMemory>[0]) => {
+    const firstAnswer = async (options: OpenOptions) => {
       const times: number[] = [];
-      for (let round = 0; round < rounds; round++) {
-        const t = performance.now();
-        const memory = await createMemory(options);
-        await memory.search(texts[11] ?? 'x', { touch: false });
-        times.push(performance.now() - t);
-        await memory.close();
-        await settle();
-      }
+      for (let round = 0; round < rounds; round++) times.push(await firstAnswerOnce(options));
       return median(times);
     };
     return {
@@ -178,17 +196,7 @@ const bench = {
    * other queries, as the background record load may still run after the model is ready).
    */
   async protectedColdOpen(name: string, n: number, protection: Protection) {
-    const encryption = await encryptionFor(protection);
-    const t = performance.now();
-    const memory = await createMemory({ name, persist: false, encryption });
-    const openMs = performance.now() - t;
-    await memory.search(texts[11] ?? 'x', { touch: false });
-    const firstAnswerMs = performance.now() - t;
-    const status = await memory.status();
-    await untilHybrid(memory);
-    const first = await memory.search(texts[11] ?? 'x', { touch: false });
-    const hybridMs = performance.now() - t;
-    if (first.trace.mode !== 'hybrid') throw new Error(`bench: expected a hybrid answer, got ${first.trace.mode}`);
+    const { memory, status, openMs, firstAnswerMs, hybridMs } = await openOnce({ name, persist: false, encryption: await encryptionFor(protection) });
     if (status.encrypted !== (protection !== 'plain')) throw new Error(`bench: ${name} opened with encrypted=${status.encrypted} as ${protection}`);
     // Searches are timed on memory already read: the worker reads the records into memory in the background after
     // the first answer (reading pages is where encryption costs), so wait until it has.
@@ -204,22 +212,14 @@ const bench = {
     const count = await memory.count();
     await memory.close();
     if (count !== n) throw new Error(`bench: ${name} holds ${count} memories, expected ${n}`);
-    // As in coldOpen: the closed worker's memory is reclaimed before the next open starts.
-    await sleep(3000);
+    await settle();
     const sorted = searchMs.slice().sort((a, b) => a - b);
     return { openMs, firstAnswerMs, hybridMs, lexicalIndex: status.lexicalIndex, searchP50Ms: median(searchMs), searchP95Ms: sorted[Math.floor(sorted.length * 0.95)] ?? NaN };
   },
 
   /** As coldOpen's `firstAnswerWithoutModelMs`, one round: the open alone, no model load competing for the cores. */
   async protectedFirstAnswer(name: string, protection: Protection) {
-    const encryption = await encryptionFor(protection);
-    const t = performance.now();
-    const memory = await createMemory({ name, persist: false, embedder: null, encryption });
-    await memory.search(texts[11] ?? 'x', { touch: false });
-    const ms = performance.now() - t;
-    await memory.close();
-    await sleep(3000);
-    return ms;
+    return firstAnswerOnce({ name, persist: false, embedder: null, encryption: await encryptionFor(protection) });
   },
 
   /** Opens `name` in this page; with two pages, the second one is a follower of the first. */

@@ -184,6 +184,10 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     return inFlight.track(run);
   };
 
+  /** A worker method of its own (not a Memory method through `call`), under the same closing and timeout rules. */
+  const direct = <T>(method: string, ms: number, run: () => Promise<T>): Promise<T> =>
+    closing ? Promise.reject(closedError()) : inFlight.track(withTimeout(() => guard(run()), method, ms));
+
   return {
     add: (input, opts) => call('add', [input], opts?.onProgress),
     import: (records, opts) => call('import', [records], opts?.onProgress),
@@ -198,9 +202,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),
     count: () => call('count', []),
     export: () => call('export', []),
-    status: () => (closing ? Promise.reject(closedError()) : inFlight.track(withTimeout(() => guard(remote.status()), 'status', timeouts.callMs))),
-    changePassphrase: (current, next) =>
-      closing ? Promise.reject(closedError()) : inFlight.track(withTimeout(() => guard(remote.changePassphrase(current, next)), 'changePassphrase', timeouts.writeMs)),
+    status: () => direct('status', timeouts.callMs, () => remote.status()),
+    changePassphrase: (current, next) => direct('changePassphrase', timeouts.writeMs, () => remote.changePassphrase(current, next)),
     close: () => {
       closing ??= (async () => {
         try {
