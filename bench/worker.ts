@@ -9,6 +9,11 @@
  * - encryption at rest, at each size: store ingest, cold open and search p50 of a plain database against the same one
  *   encrypted with a passphrase and with an app key (and end-to-end ingest at the first size), PBKDF2 alone, and the
  *   per-record WebCrypto design it was chosen over. `--encryption-only` runs just this section;
+ * - learning from use (issue 18), at each size: search p50/p99 with reinforcement and associations off, with
+ *   reinforcement on (the default), and with associations followed after a replay formed them; store growth per
+ *   1,000 searches; the coalesced bookkeeping write, alone on the store and as the page sees it
+ *   (bench/worker/learning-page.ts, learning-store.ts).
+ *   `--learning-only` runs just this section;
  * - the cold open at the largest size again in a production build (`vite build` + `vite preview`: one bundled worker
  *   module, as an app ships it; the dev server serves the worker's ~50 modules one by one). `--no-build` skips it.
  *
@@ -23,8 +28,9 @@ import { build, preview } from 'vite';
 import { CHROMIUM_PATH, chromiumArgs } from '../test/browser/harness.js';
 import { startViteServer } from '../test/browser/vite-server.js';
 import { World } from './perf/data.js';
-import { benchWords, corpusStem, loadCorpus } from './perf/node-data.js';
+import { benchQueries, benchWords, corpusStem, loadCorpus } from './perf/node-data.js';
 import { repoRoot, resultsDir } from './perf/paths.js';
+import type { Bookkeeping, Config, LearningBench } from './worker/learning-page.js';
 import type { Protection, WorkerBench } from './worker/page.js';
 
 function option(name: string, fallback: string): string {
@@ -35,6 +41,7 @@ const sizes = option('sizes', '10000,100000').split(',').map(Number);
 const productionBuild = !process.argv.includes('--no-build');
 const rounds = Number(option('rounds', '3'));
 const encryptionOnly = process.argv.includes('--encryption-only');
+const learningOnly = process.argv.includes('--learning-only');
 const INGEST_BATCH = 1000;
 const VFS_N = 10_000;
 const GROWTH_BATCHES = 20;
@@ -52,12 +59,12 @@ function call<M extends keyof WorkerBench>(page: Page, method: M, ...args: Param
   ) as Promise<Awaited<ReturnType<WorkerBench[M]>>>;
 }
 
-async function openPage(context: BrowserContext, url: string): Promise<Page> {
+async function openPage(context: BrowserContext, url: string, global = 'workerBench'): Promise<Page> {
   const page = await context.newPage();
   page.on('pageerror', (error) => log(`page error: ${error.message}`));
   page.on('console', (message) => message.type() === 'error' && log(`page console: ${message.text()}`));
   await page.goto(url);
-  await page.waitForFunction(() => 'workerBench' in window, undefined, { timeout: 120_000 });
+  await page.waitForFunction((name) => name in window, global, { timeout: 120_000 });
   return page;
 }
 
@@ -83,11 +90,12 @@ async function main(): Promise<void> {
   try {
     const page = await openPage(context, url);
     log(`corpus: ${await call(page, 'setup', stem)} memories`);
-    if (!encryptionOnly) await storageSections(context, url, page, results);
-    results.encryption = await encryptionSection(page);
+    if (!encryptionOnly && !learningOnly) await storageSections(context, url, page, results);
+    if (!learningOnly) results.encryption = await encryptionSection(page);
     await page.close();
+    if (!encryptionOnly) results.learning = await learningSection(context, `${baseURL}/bench/worker/learning.html`, stem, world);
 
-    if (productionBuild && !encryptionOnly) {
+    if (productionBuild && !encryptionOnly && !learningOnly) {
       const n = Math.max(...sizes);
       results.production = { n, ...(await productionColdOpen(context, stem, n)) };
       log(`production build, cold open at ${n}: ${JSON.stringify(results.production)}`);
@@ -99,8 +107,9 @@ async function main(): Promise<void> {
   }
   results.loadAfter = loadavg()[0];
   mkdirSync(resultsDir, { recursive: true });
-  // A partial run (--encryption-only) writes its own file, so the full run's figures stay.
-  writeFileSync(join(resultsDir, encryptionOnly ? 'worker-encryption.json' : 'worker.json'), JSON.stringify(results, null, 1));
+  // A partial run (--encryption-only, --learning-only) writes its own file, so the full run's figures stay.
+  const file = encryptionOnly ? 'worker-encryption.json' : learningOnly ? 'worker-learning.json' : 'worker.json';
+  writeFileSync(join(resultsDir, file), JSON.stringify(results, null, 1));
   report(results);
 }
 
@@ -321,6 +330,10 @@ function report(results: Record<string, unknown>): void {
     reportEncryption(results.encryption as Awaited<ReturnType<typeof encryptionSection>>);
     return;
   }
+  if (learningOnly) {
+    reportLearning(results.learning as LearningSize[]);
+    return;
+  }
   const backends = results.backends as Record<string, { ingestPerSec: number; singleCommitMs: number; reopenMs: number; loadMs: number }>;
   const idb = backends.indexeddb;
   console.log(`\n## Storage backends, ${VFS_N.toLocaleString('en')} memories with 100-d vectors (batches of 500)\n`);
@@ -374,6 +387,7 @@ function report(results: Record<string, unknown>): void {
   const tabs = results.tabs as { leader: { searchMs: number; addMs: number }; follower: { searchMs: number; addMs: number } };
   console.log(`\n- two tabs, median ms: leader search ${round(tabs.leader.searchMs, 1)}, add ${round(tabs.leader.addMs, 1)}; follower search ${round(tabs.follower.searchMs, 1)}, add ${round(tabs.follower.addMs, 1)}`);
   reportEncryption(results.encryption as Awaited<ReturnType<typeof encryptionSection>>);
+  reportLearning(results.learning as LearningSize[]);
 }
 
 function reportEncryption(encryption: Awaited<ReturnType<typeof encryptionSection>>): void {
@@ -406,6 +420,229 @@ function reportEncryption(encryption: Awaited<ReturnType<typeof encryptionSectio
   for (const x of perRecordWebCrypto) {
     console.log(`| ${x.n.toLocaleString('en')} | ${x.dim}-d Float32 | ${round(x.encryptMs)} | ${round(x.encryptMsPer1k, 1)} | ${round(x.decryptMs)} | ${round(x.decryptMsPer1k, 1)} | ${x.load} |`);
   }
+}
+
+/** Calls `window.learningBench[method](...args)` in the learning page. */
+function callLearning<M extends keyof LearningBench>(page: Page, method: M, ...args: Parameters<LearningBench[M]>): Promise<Awaited<ReturnType<LearningBench[M]>>> {
+  return page.evaluate(
+    ([m, a]) => (window as unknown as { learningBench: Record<string, (...x: unknown[]) => unknown> }).learningBench[m]!(...a),
+    [method, args] as const,
+  ) as Promise<Awaited<ReturnType<LearningBench[M]>>>;
+}
+
+/** Searches with reinforcement in the growth stream (distinct queries); the baseline stream runs the first half. */
+const LEARNING_STREAM = 2000;
+const REPLAY_PASSES = 5;
+/** Searches before the pause that lets the bookkeeping write run, in the write observation. */
+const WRITE_BATCHES = [1, 10, 100] as const;
+const BOOKKEEPINGS: readonly Bookkeeping[] = ['none', 'touch', 'reinforce'];
+const LEARNING_CONFIGS: readonly Config[] = ['baseline', 'reinforce', 'associations'];
+
+type Percentiles = { p50: number; p99: number; mean: number; max: number; count: number };
+function percentiles(ms: number[]): Percentiles {
+  const sorted = ms.slice().sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length, max: sorted.at(-1) ?? NaN, count: sorted.length };
+}
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+type Size = Awaited<ReturnType<LearningBench['size']>>;
+interface LearningSize {
+  n: number;
+  load: { start: number; end: number };
+  minutes: number;
+  opened: Awaited<ReturnType<LearningBench['open']>>;
+  size: { beforeStream: Size; afterStream: Size; atEnd: Size };
+  /** Pages freed by removing every association at the end. */
+  associationBytes: Awaited<ReturnType<LearningBench['associationBytes']>>;
+  /** Distinct queries back to back: the baseline's (first half) and reinforcement's on the same queries, then all. */
+  stream: { baseline: Percentiles; reinforce: Percentiles; reinforceAll: Percentiles; checkpoints: { searches: number; associations: number; core: number; elapsedMs: number }[] };
+  /** Database bytes at rest (used: without free pages) and associations, per 1,000 searches of the reinforced stream. */
+  growthPer1k: { searches: number; associations: number; bytes: number; usedBytes: number };
+  replay: Awaited<ReturnType<LearningBench['replay']>>;
+  timed: Record<Config, Percentiles & { associateMeanMs: number; reinforceMeanMs: number; addedPerSearch: number; associativeHitsPerSearch: number }>;
+  /** × baseline. */
+  ratios: Record<'reinforce' | 'associations', { p50: number; p99: number; mean: number }>;
+  writes: { bookkeeping: Bookkeeping; batch: number; records: number; edges: number; stallMs: number; stalls: number[]; pingMs: number }[];
+  storeWrites: ({ batch: number } & Awaited<ReturnType<LearningBench['timeWrites']>>)[];
+}
+
+/**
+ * Learning from use at each size, on a new database seeded through the store: (1) a baseline stream of distinct
+ * queries (reinforcement off: touch bookkeeping only), closed and measured at rest; (2) twice as many with
+ * reinforcement on, the first half the same queries, closed and measured again: growth per 1,000 searches;
+ * (3) replays of the learning set (query families + the bench's sets) until associations pass the floor, then
+ * `rounds` timed blocks per configuration, rotated; (4) the coalesced bookkeeping write after 1, 10 and 100
+ * searches, seen from the page, then the same writes made alone on the store; (5) the bytes the associations take.
+ */
+async function learningSection(context: BrowserContext, url: string, stem: string, world: World): Promise<LearningSize[]> {
+  const page = await openPage(context, url, 'learningBench');
+  log(`learning: corpus ${await callLearning(page, 'setup', stem, benchQueries(world).map((q) => q.text))} memories`);
+  const out: LearningSize[] = [];
+  try {
+    for (const n of sizes) {
+      const start = { load: load(), at: Date.now() };
+      const name = `bench-learn-${n}`;
+      log(`learning ${n}: seeded ${JSON.stringify(await callLearning(page, 'seed', name, n))}`);
+
+      let opened = await callLearning(page, 'open', name, n);
+      log(`learning ${n}: opened ${JSON.stringify(opened)}; load ${load()}`);
+      const baseline = await callLearning(page, 'stream', 'baseline', n, LEARNING_STREAM / 2, 0);
+      await callLearning(page, 'close');
+      const beforeStream = await callLearning(page, 'size', name);
+      log(`learning ${n}: baseline stream ${JSON.stringify(percentiles(baseline.ms))}; at rest ${JSON.stringify(beforeStream)}`);
+
+      opened = await callLearning(page, 'open', name, n);
+      const reinforce = await callLearning(page, 'stream', 'reinforce', n, LEARNING_STREAM, 0);
+      await callLearning(page, 'close');
+      const afterStream = await callLearning(page, 'size', name);
+      log(`learning ${n}: reinforced stream ${JSON.stringify(percentiles(reinforce.ms))}, ${JSON.stringify(reinforce.checkpoints)}; at rest ${JSON.stringify(afterStream)}; load ${load()}`);
+      const per1k = (x: number) => (x * 1000) / LEARNING_STREAM;
+      const formed = afterStream.associations - beforeStream.associations;
+      const grew = afterStream.bytes - beforeStream.bytes;
+      const growthPer1k = {
+        searches: LEARNING_STREAM,
+        associations: per1k(formed),
+        bytes: per1k(grew),
+        usedBytes: per1k(grew - (afterStream.freeBytes - beforeStream.freeBytes)),
+      };
+
+      opened = await callLearning(page, 'open', name, n);
+      if (opened.associations !== afterStream.associations) throw new Error(`bench: ${opened.associations} associations after reopening, ${afterStream.associations} stored`);
+      const replay = await callLearning(page, 'replay', REPLAY_PASSES);
+      for (const pass of replay) log(`learning ${n}: replay ${JSON.stringify(pass)}`);
+
+      const blocks = await callLearning(page, 'timeBlocks', rounds);
+      const timed = Object.fromEntries(LEARNING_CONFIGS.map((c) => {
+        const b = blocks[c];
+        return [c, { ...percentiles(b.ms), associateMeanMs: mean(b.associateMs), reinforceMeanMs: mean(b.reinforceMs), addedPerSearch: b.added / b.searches, associativeHitsPerSearch: b.hitsAssociative / b.searches }];
+      })) as LearningSize['timed'];
+      const ratio = (c: Config) => ({ p50: timed[c].p50 / timed.baseline.p50, p99: timed[c].p99 / timed.baseline.p99, mean: timed[c].mean / timed.baseline.mean });
+      const ratios = { reinforce: ratio('reinforce'), associations: ratio('associations') };
+      log(`learning ${n}: timed ${JSON.stringify(timed)}; load ${load()}`);
+
+      // Fresh queries after the stream's, so every batch forms new pairs; bookkeeping kinds rotate within a round.
+      let offset = LEARNING_STREAM;
+      const observed = new Map<string, { bookkeeping: Bookkeeping; batch: number; records: number[]; edges: number[]; stalls: number[]; pings: number[] }>();
+      for (const batch of WRITE_BATCHES) {
+        for (let r = 0; r < rounds; r++) {
+          for (let k = 0; k < BOOKKEEPINGS.length; k++) {
+            const bookkeeping = BOOKKEEPINGS[(r + k) % BOOKKEEPINGS.length]!;
+            const w = await callLearning(page, 'observeWrite', bookkeeping, batch, n, offset);
+            offset += batch;
+            const key = `${bookkeeping} ${batch}`;
+            const into = observed.get(key) ?? { bookkeeping, batch, records: [], edges: [], stalls: [], pings: [] };
+            into.records.push(w.records);
+            into.edges.push(w.edges);
+            into.stalls.push(w.stallMs);
+            into.pings.push(w.pingMs);
+            observed.set(key, into);
+          }
+        }
+      }
+      const writes = [...observed.values()].map((w) => ({
+        bookkeeping: w.bookkeeping, batch: w.batch, records: median(w.records), edges: median(w.edges), stallMs: median(w.stalls), stalls: w.stalls, pingMs: median(w.pings),
+      }));
+      log(`learning ${n}: writes seen from the page ${JSON.stringify(writes)}`);
+      // The same writes made alone on the store: per batch size, a warm-up batch, then touch and reinforce in turn.
+      const batches = [];
+      for (const batch of WRITE_BATCHES) {
+        const of = [];
+        for (let b = 0; b < 1 + 2 * rounds; b++, offset += batch) of.push(await callLearning(page, 'collectBatch', n, batch, offset));
+        batches.push({ batch, of });
+      }
+      if (offset > n) throw new Error(`bench: ${offset} distinct queries wanted of ${n} memories`);
+      await callLearning(page, 'close');
+      const storeWrites = [];
+      for (const { batch, of } of batches) storeWrites.push({ batch, ...(await callLearning(page, 'timeWrites', name, of)) });
+      log(`learning ${n}: writes alone on the store ${JSON.stringify(storeWrites)}; load ${load()}`);
+      const atEnd = await callLearning(page, 'size', name);
+      const associationBytes = await callLearning(page, 'associationBytes', name);
+      log(`learning ${n}: at rest ${JSON.stringify(atEnd)}; associations take ${JSON.stringify(associationBytes)}`);
+
+      out.push({
+        n, load: { start: start.load, end: load() }, minutes: (Date.now() - start.at) / 60_000, opened,
+        size: { beforeStream, afterStream, atEnd }, associationBytes,
+        stream: {
+          baseline: percentiles(baseline.ms), reinforce: percentiles(reinforce.ms.slice(0, baseline.ms.length)), reinforceAll: percentiles(reinforce.ms),
+          checkpoints: reinforce.checkpoints,
+        },
+        growthPer1k, replay, timed, ratios, writes, storeWrites,
+      });
+    }
+  } finally {
+    await page.close();
+  }
+  return out;
+}
+
+function reportLearning(bySize: LearningSize[] | undefined): void {
+  if (!bySize?.length) return;
+  const f = (x: number, digits = 2) => round(x, digits);
+  console.log(`\n## Learning from use: cost (issue 18); the real worker on OPFS, built-in model, ${rounds} timed round(s)\n`);
+  console.log('Search from the page (query embedding included), p50 / p99 / mean ms, and × the baseline in the same run:\n');
+  console.log('| memories | search options | p50 | p99 | mean | × p50 | × p99 | `associate` stage mean ms | `reinforce` stage mean ms | memories added by `associate` / search | associative hits / search |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  const label: Record<Config, string> = {
+    baseline: '`reinforce: false, associations: false` (baseline)',
+    reinforce: '`reinforce: true` (default)',
+    associations: '`reinforce: true, associations: {}`',
+  };
+  for (const s of bySize) {
+    for (const c of LEARNING_CONFIGS) {
+      const t = s.timed[c];
+      const r = c === 'baseline' ? { p50: 1, p99: 1 } : s.ratios[c];
+      const stageMs = (x: number) => (Number.isNaN(x) ? '–' : f(x, 3));
+      console.log(`| ${s.n.toLocaleString('en')} | ${label[c]} | ${f(t.p50)} | ${f(t.p99)} | ${f(t.mean)} | ${f(r.p50)} | ${f(r.p99)} | ${stageMs(t.associateMeanMs)} | ${stageMs(t.reinforceMeanMs)} | ${f(t.addedPerSearch, 1)} | ${f(t.associativeHitsPerSearch, 1)} |`);
+    }
+  }
+  console.log('\nA stream of distinct queries back to back (bookkeeping writes fall inside it), p50 / p99 / max ms:\n');
+  console.log('| memories | baseline (1,000) | reinforce, the same 1,000 | × p50 | × p99 | reinforce, all 2,000 |');
+  console.log('|---|---|---|---|---|---|');
+  const ppm = (p: Percentiles) => `${f(p.p50)} / ${f(p.p99)} / ${f(p.max, 1)}`;
+  for (const s of bySize) {
+    console.log(`| ${s.n.toLocaleString('en')} | ${ppm(s.stream.baseline)} | ${ppm(s.stream.reinforce)} | ${f(s.stream.reinforce.p50 / s.stream.baseline.p50)} | ${f(s.stream.reinforce.p99 / s.stream.baseline.p99)} | ${ppm(s.stream.reinforceAll)} |`);
+  }
+  console.log('\nStore growth with reinforcement on (distinct queries: every search forms new pairs), at rest:\n');
+  console.log('| memories | associations after 1,000 / 2,000 searches | associations per 1,000 | database bytes before → after | growth per 1,000 searches, bytes | of which associations (their pages at the end ÷ their count) | bytes per memory before |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const s of bySize) {
+    const { beforeStream: b, afterStream: a } = s.size;
+    const checkpoints = s.stream.checkpoints.map((c) => c.associations.toLocaleString('en')).join(' / ');
+    console.log(`| ${s.n.toLocaleString('en')} | ${checkpoints} | ${round(s.growthPer1k.associations).toLocaleString('en')} | ${b.bytes.toLocaleString('en')} → ${a.bytes.toLocaleString('en')} | ${round(s.growthPer1k.bytes).toLocaleString('en')} | ${round(s.growthPer1k.associations * s.associationBytes.perAssociation).toLocaleString('en')} (${f(s.associationBytes.perAssociation, 0)} bytes × ${round(s.growthPer1k.associations).toLocaleString('en')}) | ${f(b.bytes / b.memories, 0)} |`);
+  }
+  console.log('\nReplay of the learning set with reinforcement on; after each pass, a read-only pass with associations on:\n');
+  console.log('| memories | pass | associations | searches where `associate` added memories | memories added | associative hits in the answers |');
+  console.log('|---|---|---|---|---|---|');
+  for (const s of bySize) {
+    for (const p of s.replay) console.log(`| ${s.n.toLocaleString('en')} | ${p.pass} | ${p.associations.toLocaleString('en')} | ${p.searchesAdded} of ${p.searches} | ${p.added} | ${p.hitsAssociative} |`);
+  }
+  console.log(`\nThe coalesced bookkeeping write after a batch of searches (each from a different memory), made alone on the store (SQLite on OPFS, median of ${rounds}):\n`);
+  console.log('| memories | searches in the batch | bookkeeping | records written | associations written | write ms (runs) | × touch |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const s of bySize) {
+    for (const w of s.storeWrites) {
+      for (const kind of ['touch', 'reinforce'] as const) {
+        const x = w[kind];
+        console.log(`| ${s.n.toLocaleString('en')} | ${w.batch} | ${kind} | ${x.records} | ${kind === 'touch' ? '–' : x.edges} | ${f(x.ms, 1)} (${x.runs.map((r) => f(r, 1)).join(', ')}) | ${kind === 'touch' ? 1 : f(x.ms / w.touch.ms)} |`);
+      }
+    }
+  }
+  console.log(`\nThe same writes seen from the page: the worker's stall around the time the write is due, from back-to-back pings (median of ${rounds}):\n`);
+  console.log('| memories | searches in the batch | bookkeeping | records written | associations written | stall ms (runs) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const s of bySize) {
+    for (const w of s.writes) {
+      const records = w.bookkeeping === 'none' ? '–' : String(w.records);
+      const edges = w.bookkeeping === 'reinforce' ? String(w.edges) : '–';
+      console.log(`| ${s.n.toLocaleString('en')} | ${w.batch} | ${w.bookkeeping === 'none' ? 'none (`touch: false`: the noise floor)' : w.bookkeeping} | ${records} | ${edges} | ${f(w.stallMs, 1)} (${w.stalls.map((x) => f(x, 1)).join(', ')}) |`);
+    }
+  }
+  for (const s of bySize) {
+    const a = s.associationBytes;
+    console.log(`- ${s.n.toLocaleString('en')}: at the end ${a.associations.toLocaleString('en')} associations in ${a.bytes.toLocaleString('en')} bytes of pages (${f(a.perAssociation, 0)} per association); database ${s.size.atEnd.bytes.toLocaleString('en')} bytes`);
+  }
+  for (const s of bySize) console.log(`- ${s.n.toLocaleString('en')}: 1-minute load average ${s.load.start} at the start, ${s.load.end} at the end (${f(s.minutes, 1)} min)`);
 }
 
 await main();

@@ -4,6 +4,8 @@
  */
 import { DAY_MS, defaultSearchOptions } from '../src/advanced.js';
 import type { SearchOptions } from '../src/index.js';
+import { DEFAULT_ASSOCIATIONS } from '../src/search/options.js';
+import { DEFAULT_STABILITY_DECAY } from '../src/search/retention.js';
 import { DEFAULT_RULE_WEIGHTS } from '../src/search/rerank-rules.js';
 import { h } from './dom.js';
 
@@ -24,9 +26,13 @@ export interface ControlState {
   neighbourTime: boolean;
   /** `neighbours.timeGapMs`, in minutes. */
   neighbourTimeGapMin: number;
-  decayKind: 'hyperbolic' | 'exponential' | 'off';
+  decayKind: 'hyperbolic' | 'exponential' | 'stability' | 'off';
   tauDays: number;
   halfLifeDays: number;
+  /** `decay: { kind: 'stability' }`: β, the floor, and the floor of core memories. */
+  betaDays: number;
+  stabilityFloor: number;
+  coreFloor: number;
   decayAlpha: number;
   decayFrom: SearchOptions['decayFrom'];
   /** yyyy-mm-dd, local. */
@@ -41,8 +47,12 @@ export interface ControlState {
   filterTags: string;
   since: string;
   until: string;
+  /** `filter.core`: 'core' = core memories only, 'other' = none of them. */
+  filterCore: 'any' | 'core' | 'other';
   deepRecall: boolean;
   deepRecallPenalty: number;
+  includeExpiredTransients: boolean;
+  includeExpiredInDeepRecall: boolean;
   minScore: number;
   diversity: boolean;
   lambda: number;
@@ -51,6 +61,12 @@ export interface ControlState {
   raw: boolean;
   tokenBudget: number;
   touch: boolean;
+  reinforce: boolean;
+  /** Stage `associate`, with 'associations: false' when off. */
+  associations: boolean;
+  associationFloor: number;
+  associationBridges: boolean;
+  bridgeMinCosine: number;
   understand: SearchOptions['understand'];
   /** `synthesis`, with 'off' for `false` (a select holds strings). */
   synthesis: 'off' | 'offline' | 'llm';
@@ -90,6 +106,9 @@ export function defaultState(now = Date.now()): ControlState {
   const diversity = d.diversity;
   const neighbours = d.neighbours === false ? NEIGHBOURS : d.neighbours;
   const rerank = d.rerank;
+  const stability = decay !== false && decay.kind === 'stability' ? { ...DEFAULT_STABILITY_DECAY, ...decay } : DEFAULT_STABILITY_DECAY;
+  // What `associations` becomes when turned on: the library's own values.
+  const associations = { ...DEFAULT_ASSOCIATIONS, ...(d.associations === false ? {} : d.associations) };
   return {
     mode: d.mode,
     k: d.k,
@@ -108,6 +127,9 @@ export function defaultState(now = Date.now()): ControlState {
     decayKind: decay === false ? 'off' : decay.kind,
     tauDays: decay !== false && decay.kind === 'exponential' ? decay.tauMs / DAY_MS : EXPONENTIAL_TAU_DAYS,
     halfLifeDays: decay !== false && decay.kind === 'hyperbolic' ? decay.halfLifeDays : HYPERBOLIC_HALF_LIFE_DAYS,
+    betaDays: stability.betaDays,
+    stabilityFloor: stability.floor,
+    coreFloor: stability.coreFloor,
     decayAlpha: d.decayAlpha,
     decayFrom: d.decayFrom,
     now: localDate(d.now ?? now),
@@ -121,8 +143,11 @@ export function defaultState(now = Date.now()): ControlState {
     filterTags: '',
     since: '',
     until: '',
+    filterCore: 'any',
     deepRecall: d.deepRecall,
     deepRecallPenalty: d.deepRecallPenalty,
+    includeExpiredTransients: d.includeExpiredTransients,
+    includeExpiredInDeepRecall: d.includeExpiredInDeepRecall,
     minScore: d.minScore,
     diversity: diversity !== false,
     lambda: diversity === false ? MMR.lambda : diversity.lambda,
@@ -132,6 +157,11 @@ export function defaultState(now = Date.now()): ControlState {
     tokenBudget: d.tokenBudget,
     // Live re-ranking would otherwise count every slider move as an access and change what it measures.
     touch: false,
+    reinforce: d.reinforce,
+    associations: d.associations !== false,
+    associationFloor: associations.floor,
+    associationBridges: associations.bridges,
+    bridgeMinCosine: associations.bridgeMinCosine,
     understand: d.understand,
     synthesis: d.synthesis === false ? 'off' : d.synthesis,
     originalQueryWeight: d.originalQueryWeight,
@@ -164,6 +194,7 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
   if (list(s.filterTags).length) filter.tags = list(s.filterTags);
   if (s.since) filter.since = new Date(`${s.since}T00:00`).getTime();
   if (s.until) filter.until = new Date(`${s.until}T23:59:59.999`).getTime();
+  if (s.filterCore !== 'any') filter.core = s.filterCore === 'core';
   return {
     mode: s.mode,
     k: s.k,
@@ -180,7 +211,9 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
         ? false
         : s.decayKind === 'exponential'
           ? { kind: 'exponential', tauMs: s.tauDays * DAY_MS }
-          : { kind: 'hyperbolic', halfLifeDays: s.halfLifeDays },
+          : s.decayKind === 'stability'
+            ? { kind: 'stability', betaDays: s.betaDays, floor: s.stabilityFloor, coreFloor: s.coreFloor }
+            : { kind: 'hyperbolic', halfLifeDays: s.halfLifeDays },
     decayFrom: s.decayFrom,
     decayAlpha: s.decayAlpha,
     now: dateToMs(s.now),
@@ -189,12 +222,18 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
     pinnedBoost: s.pinnedBoost,
     filter,
     deepRecall: s.deepRecall,
+    includeExpiredTransients: s.includeExpiredTransients,
+    includeExpiredInDeepRecall: s.includeExpiredInDeepRecall,
     deepRecallPenalty: s.deepRecallPenalty,
     minScore: s.minScore,
     diversity: s.diversity ? { lambda: s.lambda, duplicateThreshold: s.duplicateThreshold, tagWeight: s.tagWeight } : false,
     raw: s.raw,
     tokenBudget: s.tokenBudget,
     touch: s.touch,
+    reinforce: s.reinforce,
+    associations: s.associations ? { floor: s.associationFloor, bridges: s.associationBridges, bridgeMinCosine: s.bridgeMinCosine } : false,
+    // The engine's own session (one per open); the replay names one per pass.
+    session: undefined,
     understand: s.understand,
     synthesis: s.synthesis === 'off' ? false : s.synthesis,
     originalQueryWeight: s.originalQueryWeight,
@@ -275,11 +314,14 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
   {
     title: 'Time decay',
     specs: [
-      { key: 'decayKind', label: 'Decay', type: 'select', help: 'recency = 1 / (1 + days / half-life) or exp(−age / τ); score × recency^α.', options: [['hyperbolic', 'hyperbolic'], ['exponential', 'exponential'], ['off', 'off']] },
+      { key: 'decayKind', label: 'Decay', type: 'select', help: 'recency = 1 / (1 + days / half-life), exp(−age / τ), or stability: exp(−days since last retrieval / (S · B · β)), S = the memory’s stability (use raises it), B = 1 + 2 × importance; score × recency^α.', options: [['hyperbolic', 'hyperbolic'], ['exponential', 'exponential'], ['stability', 'stability (learns from use)'], ['off', 'off']] },
       { key: 'halfLifeDays', label: 'Half-life (days)', type: 'range', min: 1, max: 720, step: 1, help: 'Age at which recency is 0.5 before α.', when: (s) => s.decayKind === 'hyperbolic' },
       { key: 'tauDays', label: 'τ (days)', type: 'range', min: 0.5, max: 365, step: 0.5, help: 'Age at which recency is 1/e before α.', when: (s) => s.decayKind === 'exponential' },
+      { key: 'betaDays', label: 'β (days)', type: 'range', min: 1, max: 720, step: 1, help: 'Days a memory of stability 1 and no extra importance keeps before recency falls to 1/e.', when: (s) => s.decayKind === 'stability' },
+      { key: 'stabilityFloor', label: 'Floor', type: 'range', min: 0, max: 1, step: 0.01, help: 'Recency never falls below this. A memory that sits at the floor for 7 days is cold.', when: (s) => s.decayKind === 'stability' },
+      { key: 'coreFloor', label: 'Core floor', type: 'range', min: 0, max: 1, step: 0.05, help: 'Recency of a core memory never falls below this.', when: (s) => s.decayKind === 'stability' },
       { key: 'decayAlpha', label: 'α (damping)', type: 'range', min: 0, max: 2, step: 0.05, help: '1 = raw curve; smaller keeps old facts reachable.', when: decaying },
-      { key: 'decayFrom', label: 'Decay from', type: 'select', help: 'Age counts from creation or from the last access.', options: [['created', 'created'], ['accessed', 'last accessed']], when: decaying },
+      { key: 'decayFrom', label: 'Decay from', type: 'select', help: 'Age counts from creation or from the last access.', options: [['created', 'created'], ['accessed', 'last accessed']], when: (s) => decaying(s) && s.decayKind !== 'stability' },
       { key: 'now', label: '“Now”', type: 'date', help: 'Replay the ranking as of another day.' },
     ],
   },
@@ -303,7 +345,10 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'since', label: 'Since', type: 'date', help: 'Created on or after.' },
       { key: 'until', label: 'Until', type: 'date', help: 'Created on or before.' },
       { key: 'deepRecall', label: 'Deep recall', type: 'checkbox', help: 'Include superseded memories, at a penalty.' },
-      { key: 'deepRecallPenalty', label: 'Superseded ×', type: 'range', min: 0, max: 1, step: 0.05, help: 'Score multiplier for superseded memories.', when: (s) => s.deepRecall },
+      { key: 'deepRecallPenalty', label: 'Superseded ×', type: 'range', min: 0, max: 1, step: 0.05, help: 'Score multiplier for superseded and expired memories.', when: (s) => s.deepRecall || s.includeExpiredTransients },
+      { key: 'includeExpiredTransients', label: 'Expired plans', type: 'checkbox', help: 'Include memories of kind plan or transient_state past their validUntil, at the same penalty.' },
+      { key: 'includeExpiredInDeepRecall', label: 'Every expired memory', type: 'checkbox', help: 'With deep recall, include every memory past its validUntil, at the same penalty.', when: (s) => s.deepRecall },
+      { key: 'filterCore', label: 'Core memories', type: 'select', help: 'filter.core: only core memories (well used: promoted by retrieval), or none of them.', options: [['any', 'any'], ['core', 'only core'], ['other', 'no core']] },
       { key: 'minScore', label: 'Minimum score', type: 'number', min: 0, max: 1, step: 0.0005, help: 'Drop hits scoring below this.' },
     ],
   },
@@ -314,6 +359,17 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'rerankInputLimit', label: 'Input limit', type: 'range', min: 2, max: 200, step: 1, help: 'How many of the best candidates the re-ranker sees.', when: (s) => s.rerankBy !== 'off' },
       { key: 'rerankCoverage', label: 'Coverage weight', type: 'range', min: 0, max: 2, step: 0.05, help: 'rules: score × (1 + coverage × c + proximity × p); c = idf-weighted share of the query’s terms the memory has.', when: (s) => s.rerankBy === 'rules' },
       { key: 'rerankProximity', label: 'Proximity weight', type: 'range', min: 0, max: 2, step: 0.05, help: 'p = share of the query’s consecutive word pairs found in the memory in order, close together.', when: (s) => s.rerankBy === 'rules' },
+    ],
+  },
+  {
+    title: 'Learning from use',
+    specs: [
+      { key: 'touch', label: 'Touch hits', type: 'checkbox', help: 'Record an access on each hit (library default: on; off here so tuning does not change the data).' },
+      { key: 'reinforce', label: 'Reinforce', type: 'checkbox', help: 'With touch: hits gain stability, record the session, may become core, and every two direct hits strengthen their association (+0.1). Replay questions always reinforces.', when: (s) => s.touch },
+      { key: 'associations', label: 'Follow associations', type: 'checkbox', help: 'Stage associate: each of the best k brings in the memories it was retrieved with before, scored fused of that hit × calibrated cosine to the query × weight, then recency and boosts (library default: off).' },
+      { key: 'associationFloor', label: 'Activation floor', type: 'range', min: 0, max: 1, step: 0.05, help: 'Associations weaker than this (after a 90-day decay) are not followed. Each search that returns two memories together adds 0.1.', when: (s) => s.associations },
+      { key: 'associationBridges', label: 'Bridges', type: 'checkbox', help: 'A second hop: memories associated with an associated memory (weight w₁ · w₂), joining separate clusters.', when: (s) => s.associations },
+      { key: 'bridgeMinCosine', label: 'Bridge min cosine', type: 'range', min: -1, max: 1, step: 0.05, help: 'A bridge memory must be at least this similar to the query.', when: (s) => s.associations && s.associationBridges },
     ],
   },
   {
@@ -336,7 +392,6 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
     title: 'Context',
     specs: [
       { key: 'tokenBudget', label: 'Token budget', type: 'range', min: 50, max: 4000, step: 50, help: 'Greedy: whole memories that fit, best first.' },
-      { key: 'touch', label: 'Touch hits', type: 'checkbox', help: 'Record an access on each hit (library default: on; off here so tuning does not change the data).' },
     ],
   },
 ];

@@ -3,6 +3,7 @@
  * search option as a control, and the explain/trace/context of each search laid out so a ranking can be read.
  */
 import { createMemory, type Memory, type MemoryInput, type MemoryStatus, type MemoryRecord, type Progress, type SearchResult } from '../src/index.js';
+import type { AssociationSource } from './associations.js';
 import { defaultState, localDate, mountControls, toSearchOptions, type ControlState } from './controls.js';
 import { download, parseImport, serialise } from './data.js';
 import { describeError, mountDatabasePanel } from './database.js';
@@ -10,6 +11,7 @@ import { byId, debounce, h } from './dom.js';
 import { editMemory, type EditorFields } from './editor.js';
 import { renderContext, renderFacts, renderTrace } from './inspect.js';
 import { mountLlmPicker } from './llm-picker.js';
+import { mountReplay } from './replay.js';
 import { queryWordsFirst } from './reranker.js';
 import { renderHits, type Ranking } from './results.js';
 import { SAMPLE_QUERIES, sampleMemories } from './sample-memories.js';
@@ -39,6 +41,14 @@ let suggestions = { projects: [] as string[], kinds: [] as string[] };
 let operationRunning = false;
 let lastStatusError = '';
 const questions = new Map<string, string[]>();
+/** Hits whose association view is open: it stays open across re-renders. */
+const openAssociations = new Set<string>();
+/** True while "Replay questions" runs: it owns the results, and the data actions wait. */
+let replaying = false;
+const associationSource: AssociationSource = {
+  related: (id) => opened().related(id),
+  get: (id) => opened().get(id),
+};
 
 // ---- settings ------------------------------------------------------------------------------------------
 
@@ -71,6 +81,23 @@ const controls = mountControls(byId('controls'), initial, () => {
 queryInput.value = saved.query;
 // A new backend changes what the language-model stages answer: search again.
 const llmPicker = mountLlmPicker(byId('llm-picker'), () => scheduleSearch());
+const replay = mountReplay(byId('replay'), SAMPLE_QUERIES, {
+  memory: () => memory,
+  current: () => {
+    const state = controls.state();
+    return { state, options: toSearchOptions(state) };
+  },
+  show: (query, result, now) => {
+    queryInput.value = query;
+    void showResult(query, result, now, ++searchSeq);
+  },
+  running: (on) => {
+    replaying = on;
+    enableDataActions(!on && memory !== null && !operationRunning);
+  },
+  done: () => void afterDataChange(),
+  message,
+});
 
 function updateChangedCount(): void {
   const changed = byId('controls').querySelectorAll('.control.changed').length;
@@ -110,6 +137,7 @@ function showProgress(label: string, progress: Progress | null): void {
 async function busy(label: string, run: (onProgress: (p: Progress) => void) => Promise<unknown>): Promise<void> {
   operationRunning = true;
   enableDataActions(false);
+  replay.setReady(false);
   showProgress(label, null);
   message(`${label}…`);
   try {
@@ -120,7 +148,8 @@ async function busy(label: string, run: (onProgress: (p: Progress) => void) => P
   } finally {
     operationRunning = false;
     byId('status-indexing').hidden = true;
-    enableDataActions(true);
+    enableDataActions(memory !== null);
+    replay.setReady(memory !== null);
     await afterDataChange();
   }
 }
@@ -144,6 +173,9 @@ async function refreshStatus(): Promise<void> {
   const encryption = byId('status-encryption');
   encryption.textContent = status.encrypted ? 'encrypted at rest' : 'not encrypted';
   encryption.dataset.encrypted = String(status.encrypted);
+  const learning = byId('status-learning');
+  learning.textContent = `${status.core} core · ${status.associations.toLocaleString()} ${status.associations === 1 ? 'association' : 'associations'} · ${status.links} ${status.links === 1 ? 'link' : 'links'}`;
+  Object.assign(learning.dataset, { core: String(status.core), associations: String(status.associations), links: String(status.links) });
   const modelBar = byId<HTMLProgressElement>('model-progress');
   const modelLabel = byId('status-model-label');
   if (status.embedder) modelLabel.textContent = `model: ${status.embedder}`;
@@ -195,7 +227,8 @@ const scheduleSearch = debounce(() => void runSearch(), 120);
 
 async function runSearch(): Promise<void> {
   save();
-  if (!memory) return;
+  // A replay owns the results until it ends (it searches again then).
+  if (!memory || replaying) return;
   const query = queryInput.value;
   const seq = ++searchSeq;
   if (!query.trim()) {
@@ -216,15 +249,23 @@ async function runSearch(): Promise<void> {
     return;
   }
   if (seq !== searchSeq) return;
+  await showResult(query, result, options.now ?? Date.now(), seq);
+}
+
+/** Renders a search's hits, summary, trace and context; `seq` is the search's place in `searchSeq`. */
+async function showResult(query: string, result: SearchResult, now: number, seq: number): Promise<void> {
+  if (!memory) return;
+  const state = controls.state();
   const evidence = new Set(questions.get(query) ?? []);
   const changes = renderHits(hitsList, droppedList, result, {
     query,
     queries: result.trace.queries,
     options: { fusion: state.fusion, rrfK: state.rrfK, weights: { lexical: state.weightLexical, vector: state.weightVector }, topRankBonus: state.topRankBonus },
-    now: options.now ?? Date.now(),
+    now,
     previous,
     evidence,
     actions: { pin, edit, remove },
+    associations: { source: associationSource, floor: state.associationFloor, open: openAssociations },
   });
   const compared = previous?.query === query;
   const parts = [`${result.hits.length} ${result.hits.length === 1 ? 'hit' : 'hits'}`, result.trace.mode, `${result.trace.totalMs.toFixed(1)} ms`];
@@ -233,6 +274,8 @@ async function runSearch(): Promise<void> {
     const found = result.hits.filter((hit) => evidence.has(hit.id)).length;
     parts.push(`evidence ${found}/${evidence.size} in the hits`);
   }
+  const associative = result.hits.filter((hit) => hit.explain.associative).length;
+  if (associative) parts.push(`${associative} associative`);
   summary.textContent = parts.join(' · ');
   empty.textContent = result.hits.length ? '' : (await memory.count()) === 0 ? EMPTY_STORE : 'No hits. Try another query, or loosen the filters.';
   renderTrace(byId('trace'), result.trace, llmPicker.picked().label);
@@ -302,7 +345,7 @@ async function loadSample(): Promise<void> {
   const count = await opened().count();
   if (count > 0 && !confirm(`Replace the ${count} memories in the store with the sample?`)) return;
   questions.clear();
-  questionSelect.hidden = true;
+  showQuestions();
   await busy('Loading the sample', async (onProgress) => {
     await clearStore();
     await opened().add(sampleMemories(), { onProgress });
@@ -336,6 +379,7 @@ function showQuestions(): void {
     ...[...questions.keys()].map((q) => h('option', { value: q }, q)),
   );
   questionSelect.hidden = questions.size === 0;
+  replay.offer(`LoCoMo questions (${questions.size})`, [...questions.keys()]);
 }
 
 async function exportAs(format: 'json' | 'ndjson'): Promise<void> {
@@ -398,6 +442,9 @@ async function closeMemory(): Promise<void> {
   memoryWorker = null;
   // Searches still running on the closed memory must not render over the next one.
   searchSeq++;
+  replay.stop();
+  replay.setReady(false);
+  openAssociations.clear();
   enableDataActions(false);
   hitsList.replaceChildren();
   droppedList.hidden = true;
@@ -406,10 +453,10 @@ async function closeMemory(): Promise<void> {
   previous = null;
   lastLegs = '';
   questions.clear();
-  questionSelect.hidden = true;
+  showQuestions();
   suggestions = { projects: [], kinds: [] };
   controls.setProjects([]);
-  for (const id of ['status-database', 'status-encryption', 'status-storage']) byId(id).textContent = '';
+  for (const id of ['status-database', 'status-encryption', 'status-storage', 'status-learning']) byId(id).textContent = '';
   try {
     await closing?.close();
   } catch (error) {
@@ -455,6 +502,7 @@ async function openMemory(name: string, passphrase: string | null): Promise<{ en
   byId('status-database').textContent = `database: ${name}`;
   message(`Opened “${name}”${encrypted ? ', encrypted' : ''}`);
   enableDataActions(true);
+  replay.setReady(true);
   await afterDataChange();
   return { encrypted };
 }

@@ -1,6 +1,7 @@
 /** Hits as cards: highlighted text, every explain figure, a bar of how the score is made, and rank changes. */
 import { LexicalIndex, topRankBonus } from '../src/advanced.js';
 import type { Hit, MemoryRecord, SearchOptions, SearchResult, TraceQuery } from '../src/index.js';
+import { associationView, type AssociationContext, type AssociationSource } from './associations.js';
 import { formatAge, formatDate, h } from './dom.js';
 
 /** What the previous search returned, to show how a change moved each hit. */
@@ -25,6 +26,8 @@ export interface RenderContext {
   /** LoCoMo evidence ids for the current question, if any. */
   evidence: ReadonlySet<string>;
   actions: HitActions;
+  /** Each hit's association view reads from here. */
+  associations: { source: AssociationSource; floor: number; open: Set<string> };
 }
 
 // A default lexical index processes terms exactly as the engine's default one does (stop words, term
@@ -48,6 +51,8 @@ interface FusedParts {
   neighbour: number;
   /** `qualityWeight × quality`, added to the fused score before recency and boost. */
   quality: number;
+  /** An associative hit's fused score, made by the associate stage rather than the legs. */
+  associative: number;
 }
 
 /** How the fused score (`explain.fused`) is made, from the parts a hit's explain allows to recover. */
@@ -56,21 +61,22 @@ function fusedParts(hit: Hit, o: RenderContext['options']): FusedParts {
   const neighbour = e.neighbour?.bonus ?? 0;
   const quality = e.quality?.added ?? 0;
   const base = Math.max(0, e.fused - neighbour);
+  if (e.associative) return { lexical: 0, vector: 0, both: 0, neighbour, quality, associative: base };
   // Several query lists (synthesis, HyDE) are fused per list, then across lists: the legs' split is not recoverable.
-  if (e.lists) return { lexical: 0, vector: 0, both: base, neighbour, quality };
+  if (e.lists) return { lexical: 0, vector: 0, both: base, neighbour, quality, associative: 0 };
   if (o.fusion === 'rrf') {
     const part = (rank: number | null, weight: number) =>
       rank === null ? 0 : weight / (o.rrfK + rank) + (o.topRankBonus && weight > 0 ? topRankBonus(rank) : 0);
-    return { lexical: part(e.bm25Rank, o.weights.lexical), vector: part(e.vecRank, o.weights.vector), both: 0, neighbour, quality };
+    return { lexical: part(e.bm25Rank, o.weights.lexical), vector: part(e.vecRank, o.weights.vector), both: 0, neighbour, quality, associative: 0 };
   }
-  if (e.vecRank === null) return { lexical: base, vector: 0, both: 0, neighbour, quality };
-  if (e.bm25Rank === null) return { lexical: 0, vector: base, both: 0, neighbour, quality };
-  return { lexical: 0, vector: 0, both: base, neighbour, quality };
+  if (e.vecRank === null) return { lexical: base, vector: 0, both: 0, neighbour, quality, associative: 0 };
+  if (e.bm25Rank === null) return { lexical: 0, vector: base, both: 0, neighbour, quality, associative: 0 };
+  return { lexical: 0, vector: 0, both: base, neighbour, quality, associative: 0 };
 }
 
 function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLElement {
   const parts = fusedParts(hit, o);
-  const total = parts.lexical + parts.vector + parts.both + parts.neighbour + parts.quality || 1;
+  const total = parts.lexical + parts.vector + parts.both + parts.neighbour + parts.quality + parts.associative || 1;
   const pct = (x: number) => `${Math.max(0, Math.min(100, (x / scale) * 100)).toFixed(2)}%`;
   const share = (x: number) => `${Math.round((x / total) * 100)}%`;
   const { fused, recency, boost } = hit.explain;
@@ -80,6 +86,7 @@ function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLEle
     parts.both && `both legs ${share(parts.both)}`,
     parts.neighbour && `neighbour ${share(parts.neighbour)}`,
     parts.quality && `quality ${share(parts.quality)}`,
+    parts.associative && `association ${share(parts.associative)}`,
   ].filter(Boolean);
   const relevance = parts.quality ? `(fused ${fixed(fused, 4)} + quality ${fixed(parts.quality, 4)})` : `fused ${fixed(fused, 4)}`;
   const label =
@@ -98,6 +105,7 @@ function scoreBar(hit: Hit, scale: number, o: RenderContext['options']): HTMLEle
       segment('seg-both', parts.both),
       segment('seg-nb', parts.neighbour),
       segment('seg-q', parts.quality),
+      segment('seg-assoc', parts.associative),
     ),
   );
 }
@@ -150,6 +158,7 @@ function explainList(hit: Hit, fusion: SearchOptions['fusion'], queries: readonl
     figure('bm25', rankText(e.bm25Rank, e.bm25, 2), 'rank (and BM25 score) in the lexical leg; — when that leg did not return it'),
     figure('vec', rankText(e.vecRank, null, 0), 'rank in the vector leg; — when that leg did not return it'),
     figure('cos', e.cosine === null ? '—' : fixed(e.cosine, 3), 'cosine similarity to the query'),
+    e.associative && figure('assoc', `w ${fixed(e.associative.weight, 3)}`, 'came in through an association: fused = fused of the hit it came through × calibrated cosine × association weight (open Associations for the path)'),
     figure(
       'fused',
       fixed(e.fused, 4),
@@ -165,6 +174,12 @@ function explainList(hit: Hit, fusion: SearchOptions['fusion'], queries: readonl
         'rerank',
         e.rerank.from === e.rerank.to ? `#${e.rerank.to} = (${e.rerank.by})` : `#${e.rerank.from} → #${e.rerank.to} (${e.rerank.by})`,
         `place among the re-ranked candidates before and after the ${e.rerank.by} re-ranker`,
+      ),
+    hit.memory.stability !== undefined &&
+      figure(
+        'stability',
+        fixed(hit.memory.stability, 2),
+        `how slowly this memory fades (0–1), raised by each retrieval; ${hit.memory.accessCount} accesses in ${hit.memory.sessions?.length ?? 0} sessions`,
       ),
     e.mmr !== undefined && figure('mmr', fixed(e.mmr, 4), 'MMR value when picked: λ·score − (1−λ)·max similarity (cosine, or tag weight × tag Jaccard) to hits picked before'),
   );
@@ -182,7 +197,16 @@ function actionButtons(m: MemoryRecord, actions: HitActions): HTMLElement {
   );
 }
 
-function hitCard(hit: Hit, rank: number, scale: number, ctx: RenderContext, previous: Map<string, number> | null): HTMLElement {
+function associativeBadge(hit: Hit, hits: AssociationContext['hits']): HTMLElement | null {
+  const path = hit.explain.associative;
+  if (!path) return null;
+  const via = hits.get(path.via);
+  const through = via ? `#${via.rank}` : 'a candidate';
+  const label = path.bridge !== undefined ? `bridge via ${through} · w ${fixed(path.weight, 2)}` : `associative via ${through} · w ${fixed(path.weight, 2)}`;
+  return h('span', { class: `badge associative${path.bridge !== undefined ? ' bridge' : ''}`, title: 'reached through the associations of a direct hit, not from the search legs (open Associations)' }, label);
+}
+
+function hitCard(hit: Hit, rank: number, scale: number, ctx: RenderContext, previous: Map<string, number> | null, hits: AssociationContext['hits']): HTMLElement {
   const m = hit.memory;
   const e = hit.explain;
   const created = new Date(m.createdAt);
@@ -206,9 +230,13 @@ function hitCard(hit: Hit, rank: number, scale: number, ctx: RenderContext, prev
         e.superseded && h('span', { class: 'badge superseded', title: `superseded by ${m.supersededBy ?? 'a newer memory'}` }, 'superseded'),
         e.neighbour && h('span', { class: 'badge neighbour', title: `support lent by ${e.neighbour.from}, a strong hit near it in the same thread` }, `neighbour +${fixed(e.neighbour.bonus, 4)}`),
         ctx.evidence.has(hit.id) && h('span', { class: 'badge evidence', title: 'LoCoMo evidence for this question' }, '✓ evidence'),
+        m.core && h('span', { class: 'badge core', title: 'a core memory: used often, stable, in several sessions (recency never falls below the core floor)' }, '◆ core'),
+        associativeBadge(hit, hits),
+        e.cold && h('span', { class: 'badge cold', title: 'this memory was cold (recency at its floor for 7 days or more); being retrieved made it hot again' }, 'was cold'),
       ),
       scoreBar(hit, scale, ctx.options),
       h('div', { class: 'hit-foot' }, explainList(hit, ctx.options.fusion, ctx.queries), actionButtons(m, ctx.actions)),
+      associationView(hit, { ...ctx.associations, hits, now: ctx.now }),
     ),
   );
 }
@@ -224,7 +252,8 @@ export function renderHits(list: HTMLElement, droppedList: HTMLElement, result: 
   const comparable = ctx.previous && ctx.previous.query === ctx.query ? ctx.previous : null;
   const previous = comparable ? new Map(comparable.hits.map((hit, i) => [hit.id, i + 1])) : null;
   const scale = Math.max(1e-12, ...result.hits.map((hit) => Math.max(hit.score, hit.explain.fused)));
-  list.replaceChildren(...result.hits.map((hit, i) => hitCard(hit, i + 1, scale, ctx, previous)));
+  const hits = new Map(result.hits.map((hit, i) => [hit.id, { rank: i + 1, text: hit.text, fused: hit.explain.fused }]));
+  list.replaceChildren(...result.hits.map((hit, i) => hitCard(hit, i + 1, scale, ctx, previous, hits)));
   const current = new Set(result.hits.map((hit) => hit.id));
   const dropped = comparable ? comparable.hits.filter((hit) => !current.has(hit.id)) : [];
   droppedList.replaceChildren(

@@ -7,6 +7,9 @@
 export { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions } from './search/options.js';
 export { topRankBonus, type FusionMethod } from './search/fuse.js';
 export { DAY_MS } from './search/decay.js';
+export { COLD_AFTER_DAYS, DEFAULT_STABILITY_DECAY, INITIAL_STABILITY, isCold, stabilityRetention } from './search/retention.js';
+export { qualifiesForCore, reinforced, spacingFactor } from './search/reinforce.js';
+export { AssociationGraph, decayedWeight, type AssociationReader, type AssociationRules } from './engine/associations.js';
 export type { NeighbourOptions } from './search/neighbours.js';
 export { estimateTokens } from './search/assemble.js';
 

@@ -28,6 +28,11 @@ export interface MemoryInput {
   /** How good this memory is, from 0 to 1 (an app's or a model's judgement); adds `qualityWeight × quality` to its score. Default none. */
   quality?: number;
   /**
+   * A core memory: retention never falls below `learning.coreFloor` under `decay: { kind: 'stability' }`, and
+   * `filter.core` selects it. Use promotes a memory to core by itself (`LearningOptions.core`). Default false.
+   */
+  core?: boolean;
+  /**
    * JSON data only: plain objects, arrays, strings, finite numbers, booleans, null (no Date, Map, Set, BigInt,
    * function, class instance or cycle), at most `limits.maxMetaDepth` deep and `limits.maxMetaBytes` as JSON.
    * Stored as its JSON round trip (-0 reads back as 0).
@@ -54,6 +59,15 @@ export interface MemoryRecord {
   accessCount: number;
   lastAccessedAt?: number;
   updatedAt?: number;
+  /** See MemoryInput.core. Absent when false. */
+  core?: boolean;
+  /**
+   * How slowly this memory fades, from 0 to 1 (search/retention.ts); each retrieval raises it. Absent until the
+   * first reinforcement: `learning.initialStability` (0.3) then.
+   */
+  stability?: number;
+  /** The latest distinct sessions (SearchOptions.session) that retrieved this memory, oldest first, at most 8. */
+  sessions?: string[];
 }
 
 /** Fields `update` may change. `null` clears an optional field. */
@@ -105,7 +119,57 @@ export interface Hit {
     quality?: { value: number; added: number };
     /** Stage `rerank`: the re-ranker and the hit's place among the re-ranked candidates before and after (1-based). */
     rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
+    /**
+     * Stage `associate`: the hit came in through associations, not from the legs. `via` is the direct hit it was
+     * reached from (through `bridge` on a second hop), `weight` the association weight after decay (the product of
+     * both on a second hop), `viaFused` the via hit's fused score and `similarity` the hit's calibrated cosine to
+     * the query: `fused` = viaFused × similarity × weight (search/associate.ts). Quality adds nothing to it.
+     */
+    associative?: { via: string; bridge?: string; weight: number; viaFused: number; similarity: number };
+    /** The memory was cold (search/retention.ts `isCold`) before this search; retrieving it makes it hot again. */
+    cold?: true;
   };
+}
+
+/** One association of a memory (`memory.related`): the weight after decay to `now`, and when it last formed. */
+export interface Association {
+  id: string;
+  weight: number;
+  /** Epoch ms of the last search that retrieved both memories together. */
+  lastAt: number;
+}
+
+/** Provenance edge kinds (the daemon seed's): `from` causes, derives from, edits… `to`. */
+export type LinkKind =
+  | 'causes' | 'caused_by' | 'derives_from' | 'contradicts' | 'edits' | 'references' | 'calls' | 'imports'
+  | 'extends' | 'implements' | 'instantiates' | 'similar_to';
+
+/** A provenance edge recorded with `memory.link`. */
+export interface Link {
+  from: string;
+  to: string;
+  kind: LinkKind;
+  /** From 0 to 1. Default 1. */
+  confidence: number;
+  createdAt: number;
+}
+
+export interface WhyOptions {
+  /** Hops followed from the memory: an integer from 1 to 10. Default 4. */
+  depth?: number;
+  /** Follow edges out of each memory (what it derives from, causes…), into it, or both. Default 'out'. */
+  direction?: 'out' | 'in' | 'both';
+}
+
+/** `memory.why(id)`: the provenance edges reached from a memory, breadth first, and the memories they join. */
+export interface Why {
+  root: MemoryRecord;
+  /** Each with the hop (1-based) at which it was reached; at most 200 edges. */
+  edges: (Link & { depth: number })[];
+  /** Every memory the edges reach other than the root (copies), in the order first reached. */
+  memories: MemoryRecord[];
+  /** More edges were reachable than the 200 returned. */
+  truncated: boolean;
 }
 
 export interface TraceStage {

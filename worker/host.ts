@@ -28,6 +28,8 @@ export interface HostOptions {
   embedder: WireEmbedderOptions | null;
   /** The engine's record limits (`MemoryOptions.limits`). */
   limits?: EngineOptions['limits'];
+  /** The constants of learning from use (`MemoryOptions.learning`). */
+  learning?: EngineOptions['learning'];
   onModelProgress?: EmbedderOptions['onProgress'];
   loadEmbedder: EmbedderLoader;
   /** The page's language model (`MemoryOptions.llm`), already wrapped to check its answers. Default none. */
@@ -58,6 +60,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       llm: options.llm ?? null,
       reranker: options.reranker ?? null,
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.learning ? { learning: options.learning } : {}),
     });
   })().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
@@ -95,6 +98,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     lexicalIndex: engine.lexicalSource,
     evicted: store.evicted,
     encrypted: store.encrypted,
+    ...(({ core, associations, links }) => ({ core, associations, links }))(await engine.stats()),
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
   });

@@ -101,7 +101,7 @@ const api: WorkerApi = {
       let openedHere = false;
       const start = () => {
         openedHere = true;
-        return openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, onModelProgress, loadEmbedder, llm, reranker, encryption });
+        return openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, onModelProgress, loadEmbedder, llm, reranker, encryption });
       };
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
       if (storage === 'memory') {

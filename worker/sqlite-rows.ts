@@ -11,12 +11,14 @@ import type { MemoryRecord } from '../src/types.js';
 const COLUMNS = [
   'id', 'text', 'created_at', 'priority', 'pinned', 'project', 'scope', 'tags',
   'kind', 'valid_until', 'meta', 'superseded_by', 'access_count', 'last_accessed_at', 'updated_at', 'quality',
+  'core', 'stability', 'sessions',
 ] as const;
 type Row = [
   id: string, text: string, createdAt: number, priority: number, pinned: 0 | 1, project: string | null,
   scope: string | null, tags: string[], kind: string | null, validUntil: number | null,
   meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: number,
-  lastAccessedAt: number | null, updatedAt: number | null, quality: number | null,
+  lastAccessedAt: number | null, updatedAt: number | null, quality: number | null, core: 1 | null,
+  stability: number | null, sessions: string[] | null,
 ];
 
 // A whole batch binds as one JSON array and is expanded by json_each: one bind and one step per batch instead of
@@ -43,9 +45,9 @@ export const LOAD_CHUNK = 10_000;
 const OPTIONAL_COLUMNS = COLUMNS.filter((c) => !['id', 'text', 'created_at', 'tags'].includes(c));
 // SQLite's JSON prints a REAL with 15 significant digits, which does not read back every double (1/3 came back as
 // 0.333333333333333): a REAL leaves as 17-digit text instead (enough for any double), integers and NULL as they are.
-const NUMBER_COLUMNS = new Set(['created_at', 'priority', 'valid_until', 'access_count', 'last_accessed_at', 'updated_at', 'quality']);
+const NUMBER_COLUMNS = new Set(['created_at', 'priority', 'valid_until', 'access_count', 'last_accessed_at', 'updated_at', 'quality', 'stability']);
 const exactNumber = (column: string) => `iif(typeof(${column}) = 'real', printf('%!.17g', ${column}), ${column})`;
-const loadedColumn = (column: string) => (column === 'meta' ? 'json(meta)' : NUMBER_COLUMNS.has(column) ? exactNumber(column) : column);
+const loadedColumn = (column: string) => (column === 'meta' || column === 'sessions' ? `json(${column})` : NUMBER_COLUMNS.has(column) ? exactNumber(column) : column);
 const loadRecordsFrom = (rows: string) => `
   SELECT count(*), max(rowid),
     CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
@@ -66,22 +68,23 @@ export const LOAD_SUMMARIES = `
   SELECT count(*), max(rowid),
     CAST(group_concat(id, '') AS BLOB), json_group_array(octet_length(id)),
     json_group_array(${exactNumber('created_at')}), '[' || group_concat(tags, ',') || ']',
-    json_group_array(json_array(id, project, scope, kind, ${exactNumber('valid_until')}, superseded_by, thread))
+    json_group_array(json_array(id, project, scope, kind, ${exactNumber('valid_until')}, superseded_by, thread, core))
       FILTER (WHERE project IS NOT NULL OR scope IS NOT NULL OR kind IS NOT NULL OR valid_until IS NOT NULL
-                 OR superseded_by IS NOT NULL OR thread IS NOT NULL)
-  FROM (SELECT rowid, id, created_at, tags, project, scope, kind, valid_until, superseded_by,
+                 OR superseded_by IS NOT NULL OR thread IS NOT NULL OR core IS NOT NULL)
+  FROM (SELECT rowid, id, created_at, tags, project, scope, kind, valid_until, superseded_by, core,
                iif(json_type(meta, '$.thread') IN ('text', 'integer', 'real'), meta -> '$.thread', NULL) AS thread
         FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ${LOAD_CHUNK})`;
 export type SummaryRow = [
   id: string, project: string | null, scope: string | null, kind: string | null, validUntil: LoadedNumber | null,
-  supersededBy: string | null, thread: string | null,
+  supersededBy: string | null, thread: string | null, core: 1 | null,
 ];
 /** A loaded number column: a JSON number, or the 17-digit text of a REAL (see NUMBER_COLUMNS). */
 export type LoadedNumber = number | string;
 export type OptionalRow = [
   id: string, priority: LoadedNumber, pinned: 0 | 1, project: string | null, scope: string | null, kind: string | null,
   validUntil: LoadedNumber | null, meta: Record<string, unknown> | null, supersededBy: string | null, accessCount: LoadedNumber,
-  lastAccessedAt: LoadedNumber | null, updatedAt: LoadedNumber | null, quality: LoadedNumber | null,
+  lastAccessedAt: LoadedNumber | null, updatedAt: LoadedNumber | null, quality: LoadedNumber | null, core: 1 | null,
+  stability: LoadedNumber | null, sessions: string[] | null,
 ];
 
 // Vectors load a chunk per call too, in rowid order (one pass over the table): ids as one JSON array, rows as one
@@ -118,6 +121,9 @@ export function toRow(record: MemoryRecord): Row {
     finiteOrNull(record.lastAccessedAt, 'lastAccessedAt', id),
     finiteOrNull(record.updatedAt, 'updatedAt', id),
     finiteOrNull(record.quality, 'quality', id),
+    record.core ? 1 : null,
+    finiteOrNull(record.stability, 'stability', id),
+    record.sessions ?? null,
   ];
 }
 
@@ -128,7 +134,7 @@ export function loadedNumber(value: LoadedNumber): number {
 
 /** The fields a chunk loads only where they differ from a new record's defaults. */
 export function setOptionalFields(record: MemoryRecord, row: OptionalRow): void {
-  const [, priority, pinned, project, scope, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt, quality] = row;
+  const [, priority, pinned, project, scope, kind, validUntil, meta, supersededBy, accessCount, lastAccessedAt, updatedAt, quality, core, stability, sessions] = row;
   record.priority = loadedNumber(priority);
   record.pinned = pinned === 1;
   record.accessCount = loadedNumber(accessCount);
@@ -142,6 +148,9 @@ export function setOptionalFields(record: MemoryRecord, row: OptionalRow): void 
   if (lastAccessedAt !== null) record.lastAccessedAt = loadedNumber(lastAccessedAt);
   if (updatedAt !== null) record.updatedAt = loadedNumber(updatedAt);
   if (quality !== null) record.quality = loadedNumber(quality);
+  if (core !== null) record.core = true;
+  if (stability !== null) record.stability = loadedNumber(stability);
+  if (sessions !== null) record.sessions = sessions;
 }
 
 /** A vectors block as the bindings of UPSERT_VECTORS, or null when it has no rows. Refuses a malformed block. */
@@ -152,3 +161,26 @@ export function encodeVectors(vectors: PackedVectors): [string, string, number, 
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return [JSON.stringify(ids), vectorSpace, dim, bytes, dim * 4];
 }
+
+// Associations and links bind as one JSON array per write, like records.
+export const UPSERT_ASSOCIATIONS = `
+  INSERT INTO associations (a, b, weight, last_at)
+  SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?1) WHERE true
+  ON CONFLICT (a, b) DO UPDATE SET weight = excluded.weight, last_at = excluded.last_at`;
+export const DELETE_ASSOCIATIONS = `
+  DELETE FROM associations WHERE (a, b) IN (SELECT value->>0, value->>1 FROM json_each(?1))`;
+export const UPSERT_LINKS = `
+  INSERT INTO links (from_id, to_id, kind, confidence, created_at)
+  SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?1) WHERE true
+  ON CONFLICT (from_id, to_id, kind) DO UPDATE SET confidence = excluded.confidence, created_at = excluded.created_at`;
+export const DELETE_LINKS = `
+  DELETE FROM links WHERE (from_id, to_id, kind) IN (SELECT value->>0, value->>1, value->>2 FROM json_each(?1))`;
+// Everything of the removed memories (bound as one JSON array of ids): each table's own index finds the rows.
+export const DELETE_GRAPH_OF = [
+  'DELETE FROM associations WHERE a IN (SELECT value FROM json_each(?1))',
+  'DELETE FROM associations WHERE b IN (SELECT value FROM json_each(?1))',
+  'DELETE FROM links WHERE from_id IN (SELECT value FROM json_each(?1))',
+  'DELETE FROM links WHERE to_id IN (SELECT value FROM json_each(?1))',
+];
+export const LOAD_ASSOCIATIONS = `SELECT json_group_array(json_array(a, b, ${exactNumber('weight')}, ${exactNumber('last_at')})) FROM associations`;
+export const LOAD_LINKS = `SELECT json_group_array(json_array(from_id, to_id, kind, ${exactNumber('confidence')}, ${exactNumber('created_at')})) FROM links`;

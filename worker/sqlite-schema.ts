@@ -3,7 +3,7 @@ import { EngramError, ErrorCode } from '../src/errors.js';
 import type { Connection } from './sqlite.js';
 
 /** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** `migrations[v]` takes a database from user_version v to v + 1 (exported for the migration test). */
 export const migrations: ((db: Connection) => Promise<void>)[] = [
@@ -61,6 +61,34 @@ export const migrations: ((db: Connection) => Promise<void>)[] = [
   // memories read back without a quality, as they were.
   async (db) => {
     await db.exec('ALTER TABLE memories ADD COLUMN quality REAL');
+  },
+  // Learning from use (docs/learning.md): each memory's stability, sessions and core mark, the associations formed
+  // between memories retrieved together (one row per pair, a < b, weights decayed at read time), and the provenance
+  // links an app records. Each edge table is keyed by its first end and indexed by the other, so removing a memory
+  // finds its edges from either side.
+  async (db) => {
+    await db.exec(`
+      ALTER TABLE memories ADD COLUMN core INTEGER;     -- 1 or NULL
+      ALTER TABLE memories ADD COLUMN stability REAL;
+      ALTER TABLE memories ADD COLUMN sessions TEXT;    -- JSON array
+      CREATE TABLE associations (
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        weight REAL NOT NULL,
+        last_at INTEGER NOT NULL,
+        PRIMARY KEY (a, b)
+      ) WITHOUT ROWID;
+      CREATE INDEX associations_b ON associations (b);
+      CREATE TABLE links (
+        from_id TEXT NOT NULL,
+        to_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (from_id, to_id, kind)
+      ) WITHOUT ROWID;
+      CREATE INDEX links_to ON links (to_id);
+    `);
   },
 ];
 

@@ -1,14 +1,16 @@
 /** The SQLite store: Engram's Store on wa-sqlite, one connection, every call serialised. */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
-import type { PackedVectors, RecordSummary, Store, StoreWrite } from '../src/store/store.js';
-import type { MemoryRecord } from '../src/types.js';
+import { checkAssociations, checkLinks } from '../src/store/graph-rows.js';
+import type { AssociationEdge, PackedVectors, RecordSummary, Store, StoreWrite } from '../src/store/store.js';
+import type { Link, MemoryRecord } from '../src/types.js';
 import type { EncryptionOptions } from '../src/client/protocol.js';
 import { keyRequired, notEncrypted, unlock } from './keyring.js';
 import { Connection, isIoFailure, isQuotaFailure, isSqliteError, preloadSqlite, SQLITE_NOTADB, type SqliteBackend } from './sqlite.js';
 import { readSentinel, writeSentinel } from './sentinel.js';
 import {
-  CHANGES_INDEXED, encodeVectors, LOAD_CHUNK, LOAD_RECORDS, LOAD_RECORDS_BY_IDS, LOAD_SUMMARIES, LOAD_VECTORS, loadedNumber,
-  setOptionalFields, toRow, UPSERT_RECORDS, UPSERT_VECTORS, type LoadedNumber, type OptionalRow, type SummaryRow,
+  CHANGES_INDEXED, DELETE_ASSOCIATIONS, DELETE_GRAPH_OF, DELETE_LINKS, encodeVectors, LOAD_ASSOCIATIONS, LOAD_CHUNK, LOAD_LINKS,
+  LOAD_RECORDS, LOAD_RECORDS_BY_IDS, LOAD_SUMMARIES, LOAD_VECTORS, loadedNumber, setOptionalFields, toRow, UPSERT_ASSOCIATIONS,
+  UPSERT_LINKS, UPSERT_RECORDS, UPSERT_VECTORS, type LoadedNumber, type OptionalRow, type SummaryRow,
 } from './sqlite-rows.js';
 import { migrate } from './sqlite-schema.js';
 import { splitUtf8 } from './utf8.js';
@@ -269,7 +271,7 @@ export class SqliteStore implements Store {
         for (let i = 0; i < rows; i++) summaries.push({ id: ids[i]!, createdAt: createdAt[i]!, tags: tags[i]! });
         if (optional.length > 0) {
           const byId = new Map(summaries.slice(start).map((summary) => [summary.id, summary]));
-          for (const [id, project, scope, kind, validUntil, supersededBy, thread] of optional) {
+          for (const [id, project, scope, kind, validUntil, supersededBy, thread, core] of optional) {
             const summary = byId.get(id)!;
             if (project !== null) summary.project = project;
             if (scope !== null) summary.scope = scope;
@@ -277,6 +279,7 @@ export class SqliteStore implements Store {
             if (validUntil !== null) summary.validUntil = loadedNumber(validUntil);
             if (supersededBy !== null) summary.supersededBy = supersededBy;
             if (thread !== null) summary.thread = JSON.parse(thread) as string | number;
+            if (core !== null) summary.core = true;
           }
         }
         if (rows < LOAD_CHUNK) return summaries;
@@ -398,6 +401,13 @@ export class SqliteStore implements Store {
     const removed = change.remove?.length ? JSON.stringify(change.remove) : null;
     const vectors = change.vectors ? encodeVectors(change.vectors) : null;
     const meta = Object.entries(change.meta ?? {});
+    const edges = checkAssociations(change.associations);
+    const links = checkLinks(change.links);
+    const json = (rows: unknown[]) => (rows.length > 0 ? JSON.stringify(rows) : null);
+    const edgesPut = json(edges.put.map((e) => [e.a, e.b, e.weight, e.lastAt]));
+    const edgesRemoved = json(edges.remove);
+    const linksPut = json(links.put.map((l) => [l.from, l.to, l.kind, l.confidence, l.createdAt]));
+    const linksRemoved = json(links.remove.map((l) => [l.from, l.to, l.kind]));
     await this.serial('write', () =>
       this.db.transaction(async () => {
         let indexedChange = removed !== null;
@@ -410,6 +420,12 @@ export class SqliteStore implements Store {
           await this.db.run(UPSERT_RECORDS, [records]);
         }
         if (vectors) await this.db.run(UPSERT_VECTORS, vectors);
+        if (edgesRemoved) await this.db.run(DELETE_ASSOCIATIONS, [edgesRemoved]);
+        if (edgesPut) await this.db.run(UPSERT_ASSOCIATIONS, [edgesPut]);
+        if (linksRemoved) await this.db.run(DELETE_LINKS, [linksRemoved]);
+        if (linksPut) await this.db.run(UPSERT_LINKS, [linksPut]);
+        // After the puts: nothing of a removed memory survives the write.
+        if (removed) for (const sql of DELETE_GRAPH_OF) await this.db.run(sql, [removed]);
         if (change.keepOnlyVectorSpace !== undefined) {
           await this.db.run('DELETE FROM vectors WHERE embedder_id <> ?1', [change.keepOnlyVectorSpace]);
         }
@@ -426,6 +442,20 @@ export class SqliteStore implements Store {
       sentinel.hadData = true; // one sentinel write at a time; set back if it fails, so a later write retries
       sentinel.hadData = await writeSentinel(sentinel.key, { instance: sentinel.instance, hadData: true });
     }
+  }
+
+  loadAssociations(): Promise<AssociationEdge[]> {
+    return this.serial('load associations', async () => {
+      const rows = JSON.parse(String(await this.db.scalar(LOAD_ASSOCIATIONS))) as [string, string, LoadedNumber, LoadedNumber][];
+      return rows.map(([a, b, weight, lastAt]) => ({ a, b, weight: loadedNumber(weight), lastAt: loadedNumber(lastAt) }));
+    });
+  }
+
+  loadLinks(): Promise<Link[]> {
+    return this.serial('load links', async () => {
+      const rows = JSON.parse(String(await this.db.scalar(LOAD_LINKS))) as [string, string, Link['kind'], LoadedNumber, LoadedNumber][];
+      return rows.map(([from, to, kind, confidence, createdAt]) => ({ from, to, kind, confidence: loadedNumber(confidence), createdAt: loadedNumber(createdAt) }));
+    });
   }
 
   readMeta(key: string): Promise<string | Uint8Array | null> {

@@ -131,7 +131,20 @@ function writeDocs(results: BenchResults): void {
   mkdirSync(outDir, { recursive: true });
   const chartFiles = charts(results);
   for (const chart of chartFiles) writeFileSync(join(outDir, chart.file), chart.svg);
-  writeFileSync(join(outDir, 'bench.md'), renderMarkdown(results, chartFiles));
+  writeFileSync(join(outDir, 'bench.md'), withKeptSections(renderMarkdown(results, chartFiles), join(outDir, 'bench.md')));
   writeFileSync(join(outDir, 'bench.json'), JSON.stringify(results, null, 1));
   console.log(`wrote ${outDir}/bench.md, bench.json, ${chartFiles.map((c) => c.file).join(', ')}`);
+}
+
+/**
+ * Sections other benches wrote into bench.md between `<!-- name: … -->` and `<!-- /name -->` (the learning cost
+ * from `bench:worker -- --learning-only`) survive a regeneration, placed before the code-choices section.
+ */
+function withKeptSections(doc: string, previousFile: string): string {
+  const previous = existsSync(previousFile) ? readFileSync(previousFile, 'utf8') : '';
+  const kept = previous.match(/<!-- ([a-z-]+):[^\n]*-->\n[\s\S]*?<!-- \/\1 -->\n/g) ?? [];
+  if (kept.length === 0) return doc;
+  const at = doc.indexOf('## Measurements behind choices in the code');
+  const block = kept.map((section) => `${section}\n`).join('');
+  return at < 0 ? `${doc}\n${block}` : doc.slice(0, at) + block + doc.slice(at);
 }

@@ -3,6 +3,7 @@
  * comparisons in a dedicated worker (store-worker.ts). Driven by bench/worker.ts through `window.workerBench`.
  */
 import * as Comlink from 'comlink';
+import { bytesOnDisk, sleep, untilHybrid } from './page-lib.js';
 import { createMemory, type EncryptionOptions, type Memory } from '../../src/index.js';
 import type { Backend, StoreBench } from './store-worker.js';
 
@@ -10,34 +11,13 @@ let texts: string[] = [];
 let createdAt: number[] = [];
 
 const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function storeWorker<T>(run: (bench: Comlink.Remote<StoreBench>) => Promise<T>): Promise<T> {
   const worker = new Worker(new URL('./store-worker.ts', import.meta.url), { type: 'module' });
   return run(Comlink.wrap<StoreBench>(worker)).finally(() => worker.terminate());
 }
 
-/** Until the model is attached and every memory has its vector. */
-async function untilHybrid(memory: Memory, timeoutMs = 600_000): Promise<string> {
-  const start = performance.now();
-  for (;;) {
-    const status = await memory.status();
-    if (status.error) throw new Error(`bench: ${status.error.code}: ${status.error.message}`);
-    if (status.embedder && !status.indexing) return status.embedder;
-    if (performance.now() - start > timeoutMs) throw new Error(`bench: model not ready: ${JSON.stringify(status)}`);
-    await sleep(10);
-  }
-}
 
-/** The database file and its write-ahead log, as OPFS holds them. */
-async function bytesOnDisk(name: string): Promise<number> {
-  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
-  let total = 0;
-  for (const suffix of ['', '-wal', '-journal']) {
-    total += await dir.getFileHandle(`${name}.sqlite3${suffix}`).then((h) => h.getFile()).then((f) => f.size, () => 0);
-  }
-  return total;
-}
 
 /** A file of the database folder on OPFS, as raw bytes. */
 async function fileBytes(file: string): Promise<Uint8Array> {

@@ -27,6 +27,7 @@ import {
   type WorkerApi,
 } from './protocol.js';
 import type { RecordLimits } from '../engine/records.js';
+import type { LearningOptions } from '../search/reinforce.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import { pageCompletion, pageReranker } from './page-hooks.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
@@ -66,6 +67,8 @@ export interface MemoryOptions {
    * its model. Default `{}`: the defaults.
    */
   limits?: Partial<RecordLimits>;
+  /** The constants of learning from use (`LearningOptions`, docs/learning.md); applied like `limits`. Default `{}`. */
+  learning?: Partial<LearningOptions>;
   /**
    * The language model the search stages may call (`understand`, `synthesis`, `hyde`, `rerank: { by: 'llm' }`), each
    * only when a search asks for it. It stays in this page (Chrome's `LanguageModel` exists only in pages) and the
@@ -93,7 +96,8 @@ export interface MemoryOptions {
 }
 
 /** The engine's API, answered by the worker, plus `status()`. */
-export interface Memory extends Pick<Engine, 'add' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import'> {
+export interface Memory
+  extends Pick<Engine, 'add' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import' | 'related' | 'link' | 'unlink' | 'why'> {
   /** As `Engine.search`; the `boost` hook is in-process only, so it is not an option here. */
   search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;
   status(): Promise<MemoryStatus>;
@@ -110,7 +114,7 @@ export interface Memory extends Pick<Engine, 'add' | 'get' | 'timeline' | 'updat
 /** Spawns the worker, opens the database and resolves when searches can be answered. */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, encryption = null } = options;
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null } = options;
   checkRemoteSearchOptions(search);
   if (encryption !== null) checkEncryption(encryption);
   const llm = checkLanguageModel(options.llm);
@@ -140,7 +144,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, encryption },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, encryption },
             onModelProgress && Comlink.proxy(onModelProgress),
             llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
             reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
@@ -201,6 +205,10 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     remove: (ids) => call('remove', [ids]),
     pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),
     count: () => call('count', []),
+    related: (id) => call('related', [id]),
+    link: (from, to, kind, linkOptions) => call('link', linkOptions === undefined ? [from, to, kind] : [from, to, kind, linkOptions]),
+    unlink: (from, to, kind) => call('unlink', kind === undefined ? [from, to] : [from, to, kind]),
+    why: (id, whyOptions) => call('why', whyOptions === undefined ? [id] : [id, whyOptions]),
     export: () => call('export', []),
     status: () => direct('status', timeouts.callMs, () => remote.status()),
     changePassphrase: (current, next) => direct('changePassphrase', timeouts.writeMs, () => remote.changePassphrase(current, next)),

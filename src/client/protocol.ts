@@ -9,6 +9,7 @@ import type { Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError, type SerializedEngramError } from '../errors.js';
 import type { SearchOptions } from '../search/options.js';
 import type { RecordLimits } from '../engine/records.js';
+import type { LearningOptions } from '../search/reinforce.js';
 import type { PageCompletion, PageReranker } from './page-hooks.js';
 import type { Progress } from '../types.js';
 
@@ -34,6 +35,12 @@ export interface MemoryStatus {
   evicted: boolean;
   /** The database is encrypted at rest (`MemoryOptions.encryption`). */
   encrypted: boolean;
+  /** Core memories (MemoryRecord.core). */
+  core: number;
+  /** Associations formed between memories retrieved together (docs/learning.md). */
+  associations: number;
+  /** Provenance links recorded with `link`. */
+  links: number;
   /** The last background failure (model loading, re-indexing, access bookkeeping), or null. */
   error: { code: ErrorCode; message: string } | null;
   /**
@@ -44,7 +51,9 @@ export interface MemoryStatus {
 }
 
 /** The engine methods a Memory offers, each with the arguments that travel (callbacks travel separately). */
-export type MethodName = 'add' | 'search' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import';
+export type MethodName =
+  | 'add' | 'search' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import' | 'related' | 'link'
+  | 'unlink' | 'why';
 
 /**
  * The only methods a worker runs for a caller (its page or another tab): the Memory API and `status`. Anything else
@@ -61,6 +70,10 @@ export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'statu
   'count',
   'export',
   'import',
+  'related',
+  'link',
+  'unlink',
+  'why',
   'status',
 ]);
 
@@ -68,7 +81,7 @@ export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'statu
  * Methods that change memories: they go through the engine's write queue (so they may wait behind another tab's
  * long write) and change what the lexical snapshot holds.
  */
-export const WRITE_METHODS: ReadonlySet<string> = new Set<MethodName>(['add', 'update', 'remove', 'pin', 'import']);
+export const WRITE_METHODS: ReadonlySet<string> = new Set<MethodName>(['add', 'update', 'remove', 'pin', 'import', 'link', 'unlink']);
 
 /** Default of `MemoryOptions.callTimeoutMs`. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -113,6 +126,8 @@ export interface WorkerOpenOptions {
   debug: boolean;
   /** `MemoryOptions.limits`, for the engine this worker opens if it leads. */
   limits: Partial<RecordLimits>;
+  /** `MemoryOptions.learning`, likewise. */
+  learning: Partial<LearningOptions>;
   /** `MemoryOptions.encryption`: stays in the worker that receives it, never sent to another tab. */
   encryption: EncryptionOptions | null;
 }

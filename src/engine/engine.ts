@@ -15,12 +15,18 @@ import { ThreadIndex } from '../search/neighbours.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { runPipeline, type PipelineState } from '../search/pipeline.js';
 import type { RecordSummary } from '../store/store.js';
-import type { Embedder, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions } from '../types.js';
+import { isCold } from '../search/retention.js';
+import { reinforced } from '../search/reinforce.js';
+import type {
+  Association, Embedder, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
+} from '../types.js';
+import { AssociationGraph } from './associations.js';
+import { checkConfidence, checkLinkKind, checkWhyOptions, LinkGraph } from './links.js';
 import { embedTexts } from './embed.js';
 import { encodeLexical, repackLexical, openLexical } from './lexical-snapshot.js';
 import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
 import { RecordTable } from './record-table.js';
-import { applyPatch, changesIndexed, checkId, cloneRecord, describe, recordFromImport, recordFromInput } from './records.js';
+import { applyPatch, changesIndexed, checkId, cloneRecord, describe, newId, recordFromImport, recordFromInput } from './records.js';
 import { planSupersedeAsync } from './supersede.js';
 import { TouchWriter } from './touch-writer.js';
 import { VectorState } from './vector-state.js';
@@ -77,10 +83,30 @@ export interface Engine {
   indexing(): Progress | null;
   /** Settles when the current re-indexing ends: resolves when vectors are complete, rejects with its error. */
   readonly ready: Promise<void>;
+  /** The memory's associations (weights decayed to now), strongest first. NOT_FOUND for an unknown id. */
+  related(id: string): Promise<Association[]>;
+  /**
+   * Records a provenance link: `from` causes, derives from, edits… `to` (LinkKind). Both memories must exist
+   * (NOT_FOUND), and differ. Linking again replaces the confidence.
+   */
+  link(from: string, to: string, kind: LinkKind, options?: { confidence?: number }): Promise<Link>;
+  /** Removes the links from `from` to `to` (of `kind` only, when given). Returns how many were removed. */
+  unlink(from: string, to: string, kind?: LinkKind): Promise<number>;
+  /** The provenance links reached from a memory, breadth first (`WhyOptions`). NOT_FOUND for an unknown id. */
+  why(id: string, options?: WhyOptions): Promise<Why>;
+  /** How many memories, core memories, associations and provenance links the engine holds. */
+  stats(): Promise<EngineStats>;
   /** The lexical index in its binary snapshot form, with the store's change counter (waits for queued writes first). */
   indexSnapshot(): Promise<IndexSnapshot>;
   /** How the lexical index was made on open: loaded from `indexSnapshot`, or rebuilt from the records. */
   readonly lexicalSource: 'snapshot' | 'rebuilt';
+}
+
+export interface EngineStats {
+  memories: number;
+  core: number;
+  associations: number;
+  links: number;
 }
 
 /**
@@ -122,6 +148,10 @@ class EngramEngine implements Engine {
   private readonly queue: WriteQueue;
   private readonly touches: TouchWriter;
   private readonly vectors: VectorState;
+  private readonly associations: AssociationGraph;
+  private readonly links = new LinkGraph();
+  /** The session of searches that name none (SearchOptions.session). */
+  private readonly session = newId();
   lexicalSource: 'snapshot' | 'rebuilt' = 'rebuilt';
   private closed = false;
   /** Until the background load of every record starts (`startRecordLoad`). */
@@ -130,7 +160,9 @@ class EngramEngine implements Engine {
   constructor(private readonly options: ResolvedEngineOptions) {
     this.lexical = new LexicalIndex(options.lexical);
     this.queue = new WriteQueue(options.store);
-    this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError);
+    const { associationStep: step, associationDecayDays: decayDays, maxAssociations: maxPerMemory } = options.learning;
+    this.associations = new AssociationGraph({ step, decayDays, maxPerMemory });
+    this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError, (keys) => this.associations.asWrite(keys));
     this.vectors = new VectorState(options, this.records, this.queue);
   }
 
@@ -151,6 +183,8 @@ class EngramEngine implements Engine {
         loaded = this.loadDistinct(await store.loadRecords());
         this.records.fillResident(loaded);
       }
+      this.associations.load((await store.loadAssociations?.()) ?? []);
+      this.links.load((await store.loadLinks?.()) ?? []);
     } catch (error) {
       throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories from the store');
     }
@@ -299,6 +333,8 @@ class EngramEngine implements Engine {
           this.lexical.remove(id);
           this.threads.remove(id);
           this.vectors.index?.remove(id);
+          this.associations.removeMemory(id);
+          this.links.removeMemory(id);
         }
         for (const record of restored) this.records.set(record);
       });
@@ -327,15 +363,118 @@ class EngramEngine implements Engine {
       maxQueryChars: this.options.maxQueryChars,
       llm: this.options.llm,
       reranker: this.options.reranker,
+      associations: this.associations,
     };
     const result = await runPipeline(state, query, resolved, now);
     this.startRecordLoad();
     // The hits' records were read by the pipeline; a slow stage (a language model) may have let them be evicted.
     const pending = this.records.preload(result.hits.map((h) => h.id));
     if (pending) await pending;
-    if (resolved.touch && result.hits.length > 0) this.touches.touch(result.hits.map((h) => h.id), now);
+    this.markCold(result, resolved, now);
+    if (resolved.touch && result.hits.length > 0) {
+      if (resolved.reinforce) this.reinforce(result, resolved.session ?? this.session, now);
+      else this.touches.touch(result.hits.map((h) => h.id), now);
+    }
     for (const hit of result.hits) hit.memory = cloneRecord(this.records.get(hit.id) ?? hit.memory);
     return result;
+  }
+
+  /** Marks the hits that were cold before this search (search/retention.ts). */
+  private markCold(result: SearchResult, options: SearchOptions, now: number): void {
+    const decay = options.decay !== false && options.decay.kind === 'stability' ? options.decay : undefined;
+    for (const hit of result.hits) {
+      const record = this.records.get(hit.id);
+      if (record && isCold(record, now, decay)) hit.explain.cold = true;
+    }
+  }
+
+  /**
+   * The `reinforce` stage (search/reinforce.ts): applied in memory now, written in the background with the
+   * associations of every two direct hits; traced after the pipeline's stages.
+   */
+  private reinforce(result: SearchResult, session: string, now: number): void {
+    const started = performance.now();
+    const { learning } = this.options;
+    let promoted = 0;
+    const updated = result.hits.flatMap((hit) => {
+      const record = this.records.get(hit.id);
+      if (!record) return [];
+      const next = reinforced(record, hit.explain.associative !== undefined, now, session, learning);
+      if (next.core && !record.core) promoted++;
+      return [next];
+    });
+    // A hit removed while the search ran forms no association (its edges would outlive it in the store).
+    const direct = result.hits.filter((hit) => hit.explain.associative === undefined && this.records.has(hit.id)).map((hit) => hit.id);
+    const edgeKeys = this.associations.strengthen(direct, now);
+    this.touches.update(updated, edgeKeys);
+    const ms = performance.now() - started;
+    const pairs = (direct.length * (direct.length - 1)) / 2;
+    result.trace.stages.push({
+      name: 'reinforce',
+      in: result.hits.length,
+      out: updated.length,
+      ms,
+      note: `${direct.length} direct, ${updated.length - direct.length} associative; ${pairs} pairs strengthened${promoted > 0 ? `; ${promoted} promoted to core` : ''}; written in the background`,
+      promptTokens: 0,
+      completionTokens: 0,
+    });
+    result.trace.totalMs += ms;
+  }
+
+  async related(id: string): Promise<Association[]> {
+    this.checkOpen();
+    await this.mustLoad(id);
+    return this.associations.related(id, this.options.clock());
+  }
+
+  link(from: string, to: string, kind: LinkKind, options: { confidence?: number } = {}): Promise<Link> {
+    this.checkOpen();
+    return this.queue.run(async () => {
+      checkLinkKind(kind);
+      if (typeof options !== 'object' || options === null) throw invalidInput('link options must be an object { confidence? }');
+      const confidence = checkConfidence(options.confidence);
+      await this.mustLoad(from);
+      await this.mustLoad(to);
+      if (from === to) throw invalidInput('a memory cannot be linked to itself');
+      const link: Link = { from, to, kind, confidence, createdAt: this.options.clock() };
+      await this.queue.commit({ links: { put: [link] } }, () => this.links.set(link));
+      return { ...link };
+    });
+  }
+
+  unlink(from: string, to: string, kind?: LinkKind): Promise<number> {
+    this.checkOpen();
+    return this.queue.run(async () => {
+      checkId(from, 'unlink: from');
+      checkId(to, 'unlink: to');
+      if (kind !== undefined) checkLinkKind(kind);
+      const gone = this.links.between(from, to, kind);
+      if (gone.length === 0) return 0;
+      await this.queue.commit({ links: { remove: gone } }, () => gone.forEach((link) => this.links.delete(link)));
+      return gone.length;
+    });
+  }
+
+  async why(id: string, options: WhyOptions = {}): Promise<Why> {
+    this.checkOpen();
+    const { depth, direction } = checkWhyOptions(options);
+    const root = await this.mustLoad(id);
+    const walked = this.links.walk(id, depth, direction);
+    const memories = await this.records.getMany(walked.reached);
+    const byId = new Map(memories.map((record) => [record.id, record]));
+    return {
+      root: cloneRecord(root),
+      edges: walked.edges,
+      memories: walked.reached.flatMap((other) => (byId.has(other) ? [cloneRecord(byId.get(other)!)] : [])),
+      truncated: walked.truncated,
+    };
+  }
+
+  async stats(): Promise<EngineStats> {
+    this.checkOpen();
+    let core = 0;
+    for (const summary of this.records.summaryValues()) if (summary.core) core++;
+    return { memories: this.records.size, core, associations: this.associations.size, links: this.links.size };
   }
 
   async get(id: string): Promise<MemoryRecord | null> {

@@ -3,6 +3,7 @@ import { invalidInput, type EngramError } from '../errors.js';
 import type { IndexSnapshot } from '../lexical/snapshot.js';
 import { DEFAULT_MAX_QUERY_CHARS, type LexicalOptions } from '../lexical/lexical-index.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
+import { defaultLearningOptions, MAX_SESSIONS, type LearningOptions } from '../search/reinforce.js';
 import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
@@ -74,6 +75,8 @@ export interface EngineOptions {
   residentRecords?: number;
   /** Records kept in memory beyond the summaries when the store holds more than `residentRecords`. Default 20,000. */
   recordCacheSize?: number;
+  /** The constants of learning from use (search/reinforce.ts `LearningOptions`, each default documented there). */
+  learning?: Partial<LearningOptions>;
 }
 
 /** `EngineOptions` checked once, with every default filled in. */
@@ -99,6 +102,7 @@ export interface ResolvedEngineOptions {
   indexSnapshot: IndexSnapshot | null;
   residentRecords: number;
   recordCacheSize: number;
+  learning: LearningOptions;
 }
 
 /** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults. */
@@ -145,7 +149,35 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     indexSnapshot: options.indexSnapshot ?? null,
     residentRecords: nonNegativeInt(options.residentRecords ?? 200_000, 'residentRecords'),
     recordCacheSize: nonNegativeInt(options.recordCacheSize ?? 20_000, 'recordCacheSize'),
+    learning: resolveLearning(options.learning),
   };
+}
+
+/** `defaultLearningOptions` with the caller's fields over them, checked. */
+export function resolveLearning(options: Partial<LearningOptions> | undefined): LearningOptions {
+  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) throw invalidInput('learning must be an object');
+  const merged: LearningOptions = { ...defaultLearningOptions };
+  for (const key of Object.keys(defaultLearningOptions) as (keyof LearningOptions)[]) {
+    if (options?.[key] !== undefined) (merged as unknown as Record<string, unknown>)[key] = options[key];
+  }
+  const fail = (name: string, rule: string, value: unknown): never => {
+    throw invalidInput(`learning.${name} must be ${rule}, got ${JSON.stringify(value) ?? String(value)}`);
+  };
+  for (const key of ['directBoost', 'associativeBoost', 'associationStep'] as const) {
+    if (!(merged[key] >= 0 && merged[key] <= 1)) fail(key, 'a number from 0 to 1', merged[key]);
+  }
+  for (const key of ['spacingDays', 'maxSpacingFactor', 'associationDecayDays'] as const) {
+    if (!(merged[key] > 0 && Number.isFinite(merged[key]))) fail(key, 'a positive number', merged[key]);
+  }
+  if (!Number.isInteger(merged.maxAssociations) || merged.maxAssociations < 1) fail('maxAssociations', 'a positive integer', merged.maxAssociations);
+  const core = merged.core;
+  if (core !== false) {
+    if (typeof core !== 'object' || core === null) fail('core', 'false or { accessCount, stability, sessions }', core);
+    if (!(Number.isInteger(core.accessCount) && core.accessCount >= 0)) fail('core.accessCount', 'an integer ≥ 0', core.accessCount);
+    if (!(core.stability >= 0 && core.stability <= 1)) fail('core.stability', 'a number from 0 to 1', core.stability);
+    if (!(Number.isInteger(core.sessions) && core.sessions >= 0 && core.sessions <= MAX_SESSIONS)) fail('core.sessions', `an integer from 0 to ${MAX_SESSIONS}`, core.sessions);
+  }
+  return merged;
 }
 
 /** `defaultRecordLimits`, then `maxTextLength`, then `limits`; each a positive integer. */

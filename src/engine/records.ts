@@ -3,6 +3,7 @@
  * records. Everything is checked before anything is stored; a problem throws INVALID_INPUT naming the
  * field and the item.
  */
+import { MAX_SESSIONS } from '../search/reinforce.js';
 import { invalidInput } from '../errors.js';
 import type { MemoryInput, MemoryPatch, MemoryRecord } from '../types.js';
 
@@ -169,6 +170,17 @@ export function recordFromImport(input: unknown, now: number, limits: RecordLimi
   if (value.lastAccessedAt !== undefined) record.lastAccessedAt = toEpochMs(value.lastAccessedAt, `${where}.lastAccessedAt`);
   if (value.updatedAt !== undefined) record.updatedAt = toEpochMs(value.updatedAt, `${where}.updatedAt`);
   if (value.supersededBy !== undefined) record.supersededBy = checkId(value.supersededBy, `${where}.supersededBy`);
+  if (value.stability !== undefined) {
+    if (typeof value.stability !== 'number' || !(value.stability >= 0 && value.stability <= 1)) throw invalidInput(`${where}.stability must be a number from 0 to 1`);
+    record.stability = value.stability;
+  }
+  if (value.sessions !== undefined) {
+    const sessions: unknown = value.sessions;
+    if (!Array.isArray(sessions) || sessions.length > MAX_SESSIONS || sessions.some((s) => typeof s !== 'string' || s === '' || s.length > 512 || !isWellFormed(s))) {
+      throw invalidInput(`${where}.sessions must be at most ${MAX_SESSIONS} non-empty strings`);
+    }
+    record.sessions = [...new Set(sessions as string[])];
+  }
   return record;
 }
 
@@ -212,7 +224,7 @@ function cloneMeta(meta: Record<string, unknown>): Record<string, unknown> {
   return { ...meta };
 }
 
-const OPTIONAL_KEYS = ['project', 'scope', 'kind', 'validUntil', 'quality', 'meta'] as const;
+const OPTIONAL_KEYS = ['project', 'scope', 'kind', 'validUntil', 'quality', 'meta', 'core'] as const;
 
 function applyOptionalFields(record: MemoryRecord, value: MemoryInput, limits: RecordLimits, where: string): void {
   for (const key of ['project', 'scope', 'kind'] as const) {
@@ -228,6 +240,11 @@ function applyOptionalFields(record: MemoryRecord, value: MemoryInput, limits: R
     record.validUntil = toEpochMs(value.validUntil, `${where}.validUntil`);
   }
   if (value.quality !== undefined && value.quality !== null) record.quality = checkQuality(value.quality, where);
+  // Absent rather than false, as a loaded record has it.
+  if (value.core !== undefined && value.core !== null) {
+    if (checkBoolean(value.core, `${where}.core`)) record.core = true;
+    else delete record.core;
+  }
   if (value.meta !== undefined && value.meta !== null) record.meta = checkMeta(value.meta, limits, `${where}.meta`);
 }
 

@@ -1,6 +1,9 @@
 /**
  * Hard constraints. A memory is eligible when it passes the caller's `filter`, its `validUntil` has not
- * passed (now ≤ validUntil), and it is not superseded (unless `deepRecall`). Eligibility is applied inside
+ * passed (now ≤ validUntil; unless asked for, below), and it is not superseded (unless `deepRecall`). An expired
+ * memory of kind `plan` or `transient_state` comes back with `includeExpiredTransients`, and any expired memory with
+ * `deepRecall` and `includeExpiredInDeepRecall`; either way it scores × `deepRecallPenalty`, as a superseded one
+ * does. Eligibility is applied inside
  * the legs, so each leg's `candidatePool` holds only eligible memories and filters never starve results;
  * the filter stage re-checks the fused list (free when the legs did their job) and applies the deepRecall
  * penalty to superseded memories.
@@ -12,13 +15,18 @@ import { toEpochMs } from '../engine/records.js';
 import type { MemoryRecord } from '../types.js';
 
 /** What eligibility reads of a memory: a full record, or the engine's summary of one (store.ts RecordSummary). */
-export type EligibilityFields = Pick<MemoryRecord, 'project' | 'scope' | 'tags' | 'kind' | 'createdAt' | 'validUntil' | 'supersededBy'>;
+export type EligibilityFields = Pick<MemoryRecord, 'project' | 'scope' | 'tags' | 'kind' | 'createdAt' | 'validUntil' | 'supersededBy' | 'core'>;
+
+/** Kinds whose expiry ends their relevance but which `includeExpiredTransients` brings back (the seed's). */
+export const TRANSIENT_KINDS: ReadonlySet<string> = new Set(['plan', 'transient_state']);
 export type Eligibility = (record: EligibilityFields) => boolean;
 
 export interface EligibilityOptions {
   filter: SearchFilter;
   deepRecall: boolean;
   now: number;
+  includeExpiredTransients?: boolean;
+  includeExpiredInDeepRecall?: boolean;
   /** False when no memory has an expiry date or is superseded (lets an unfiltered search skip all checks). */
   anyRestricted?: boolean;
 }
@@ -27,7 +35,8 @@ export interface EligibilityOptions {
  * One predicate for a whole search; validates the filter once (INVALID_INPUT on a bad field). Null when every
  * memory is eligible: no caller filter and, per `anyRestricted`, nothing expired or superseded to exclude.
  */
-export function compileEligibility({ filter, deepRecall, now, anyRestricted = true }: EligibilityOptions): Eligibility | null {
+export function compileEligibility(options: EligibilityOptions): Eligibility | null {
+  const { filter, deepRecall, now, anyRestricted = true } = options;
   const checks: Eligibility[] = [];
   const projects = oneOrMany(filter.project, 'filter.project');
   const scopes = oneOrMany(filter.scope, 'filter.scope');
@@ -46,8 +55,17 @@ export function compileEligibility({ filter, deepRecall, now, anyRestricted = tr
     const until = toEpochMs(filter.until, 'filter.until');
     checks.push((r) => r.createdAt <= until);
   }
+  if (filter.core !== undefined) {
+    if (typeof filter.core !== 'boolean') throw invalidInput('filter.core must be true or false');
+    const core = filter.core;
+    checks.push((r) => (r.core === true) === core);
+  }
   if (checks.length === 0 && !anyRestricted) return null;
-  checks.push((r) => r.validUntil === undefined || now <= r.validUntil);
+  const everyExpired = deepRecall && options.includeExpiredInDeepRecall === true;
+  const expiredTransients = options.includeExpiredTransients === true;
+  if (!everyExpired) {
+    checks.push((r) => r.validUntil === undefined || now <= r.validUntil || (expiredTransients && r.kind !== undefined && TRANSIENT_KINDS.has(r.kind)));
+  }
   if (!deepRecall) checks.push((r) => r.supersededBy === undefined);
   return (record) => checks.every((check) => check(record));
 }
@@ -81,17 +99,19 @@ export function filterCandidates(
   recordOf: (id: string) => MemoryRecord | undefined,
   eligible: ((record: MemoryRecord) => boolean) | null,
   deepRecallPenalty: number,
+  now: number,
 ): Eligible[] {
   return fused.flatMap((candidate) => {
     const record = recordOf(candidate.id);
     if (!record || (eligible && !eligible(record))) return [];
-    return [{ candidate, record, penalty: supersededFactor(record, deepRecallPenalty) }];
+    return [{ candidate, record, penalty: penaltyFactor(record, deepRecallPenalty, now) }];
   });
 }
 
-/** Score factor for an eligible memory: `deepRecallPenalty` when superseded, else 1. */
-export function supersededFactor(record: MemoryRecord, deepRecallPenalty: number): number {
-  return record.supersededBy === undefined ? 1 : deepRecallPenalty;
+/** Score factor for an eligible memory: × `deepRecallPenalty` when superseded, and again when expired; else 1. */
+export function penaltyFactor(record: Pick<MemoryRecord, 'supersededBy' | 'validUntil'>, deepRecallPenalty: number, now: number): number {
+  const superseded = record.supersededBy === undefined ? 1 : deepRecallPenalty;
+  return record.validUntil !== undefined && now > record.validUntil ? superseded * deepRecallPenalty : superseded;
 }
 
 function oneOrMany(value: unknown, field: string): Set<string> | null {

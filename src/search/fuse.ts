@@ -46,6 +46,8 @@ export interface FusedCandidate {
   neighbour?: { from: string; bonus: number };
   /** With several query lists (`fuseLists`): the rank in each list, and with `'rrf'` the weighted reciprocal-rank sum. */
   lists?: { ranks: (number | null)[]; rrf?: number };
+  /** Brought in by the `associate` stage rather than a leg (see Hit.explain.associative). */
+  associative?: { via: string; bridge?: string; weight: number; viaFused: number; similarity: number };
 }
 
 export interface FuseOptions {

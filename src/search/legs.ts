@@ -68,6 +68,11 @@ export class QueryLegs {
     }
   }
 
+  /** The caller's query as the vector leg embedded it, or undefined when that leg did not run. */
+  queryVector(): Float32Array | undefined {
+    return this.vectorOf[0];
+  }
+
   /** Candidates the legs returned, over every query so far. */
   total(): number {
     let n = 0;

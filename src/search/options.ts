@@ -1,6 +1,7 @@
 import type { MemoryRecord } from '../types.js';
 import { invalidInput } from '../errors.js';
 import type { FusionMethod } from './fuse.js';
+import type { StabilityDecay } from './retention.js';
 import { NEIGHBOURS_BY_TIME, NEIGHBOURS_TIME_GAP_MS, type NeighbourOptions } from './neighbours.js';
 
 /** Hard constraints. A memory that fails one is never a candidate. */
@@ -17,11 +18,30 @@ export interface SearchFilter {
   /** Inclusive bounds on createdAt (epoch ms, ISO string or Date). */
   since?: number | string | Date;
   until?: number | string | Date;
+  /** `true`: core memories only (MemoryRecord.core); `false`: none of them. */
+  core?: boolean;
+}
+
+/**
+ * Stage `associate` (search/associate.ts): each of the best `k` candidates brings in the memories associated with
+ * it (weight after decay ≥ `floor`), its fused score fused(via) × calibrated cosine × weight (then recency, boosts
+ * and penalties as any candidate); with `bridges`, a second hop from those, weight the product of both.
+ */
+export interface AssociationOptions {
+  /** Associations weaker than this after decay are not followed. Default 0.3 (the seed's activation floor). */
+  floor?: number;
+  /** Follow a second hop (bridge memories). Default true. */
+  bridges?: boolean;
+  /** A bridge memory's cosine to the query must reach this. Default 0.3. */
+  bridgeMinCosine?: number;
+  /** Most associative memories added per search. Default: `k`. */
+  limit?: number;
 }
 
 export type DecayOptions =
   | { kind: 'exponential'; tauMs: number }
-  | { kind: 'hyperbolic'; halfLifeDays: number };
+  | { kind: 'hyperbolic'; halfLifeDays: number }
+  | StabilityDecay;
 
 /**
  * MMR over the best max(3k, k + 20) candidates. Similarity is cosine calibrated to the store (engine option
@@ -117,6 +137,10 @@ export interface SearchOptions {
   filter: SearchFilter;
   /** Also return superseded memories, their score × `deepRecallPenalty`. Default false. */
   deepRecall: boolean;
+  /** Also return expired memories of kind `plan` or `transient_state`, their score × `deepRecallPenalty`. Default false. */
+  includeExpiredTransients: boolean;
+  /** With `deepRecall`, also return every expired memory, its score × `deepRecallPenalty`. Default false. */
+  includeExpiredInDeepRecall: boolean;
   /** Default 0.5. */
   deepRecallPenalty: number;
   /** Hits need a final score ≥ this (not with `raw`). Default 0. */
@@ -155,6 +179,17 @@ export interface SearchOptions {
   tokenBudget: number;
   /** Count returned hits as accessed (bookkeeping written in the background). Default true. */
   touch: boolean;
+  /**
+   * Stage `reinforce` (search/reinforce.ts), with `touch`: hits gain stability and record the session, every two
+   * direct hits strengthen their association, and well-used memories become core; written in the background.
+   * Default true (docs/learning.md: it changes no ranking unless `associations` or `decay: { kind: 'stability' }`
+   * reads it).
+   */
+  reinforce: boolean;
+  /** Stage `associate`. Default false (docs/learning.md has the replay that decided it). */
+  associations: AssociationOptions | false;
+  /** The session a search belongs to (for core promotion). Default: one per engine, made when it opens. */
+  session: string | undefined;
   /** Overrides the engine clock for this search (epoch ms). Default: the engine clock. */
   now: number | undefined;
 }
@@ -184,6 +219,8 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   neighbours: Object.freeze({ window: 2, weight: 0.5, lenders: 20, time: NEIGHBOURS_BY_TIME, timeGapMs: NEIGHBOURS_TIME_GAP_MS }),
   filter: Object.freeze({}),
   deepRecall: false,
+  includeExpiredTransients: false,
+  includeExpiredInDeepRecall: false,
   deepRecallPenalty: 0.5,
   minScore: 0,
   raw: false,
@@ -199,11 +236,20 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   qualityWeight: 0.1,
   tokenBudget: 2000,
   touch: true,
+  reinforce: true,
+  associations: false,
+  session: undefined,
   now: undefined,
 }) as Readonly<SearchOptions>;
 
+/** What `associations: {}` turns on. */
+export const DEFAULT_ASSOCIATIONS: Readonly<Required<Omit<AssociationOptions, 'limit'>>> = Object.freeze({ floor: 0.3, bridges: true, bridgeMinCosine: 0.3 });
+
 /** What a partial object option merges over when the option is off by default. */
-const WHEN_TURNED_ON: Partial<Record<keyof SearchOptions, object>> = { rerank: Object.freeze({ by: 'rules', inputLimit: 40 }) };
+const WHEN_TURNED_ON: Partial<Record<keyof SearchOptions, object>> = {
+  rerank: Object.freeze({ by: 'rules', inputLimit: 40 }),
+  associations: DEFAULT_ASSOCIATIONS,
+};
 
 /** Merges defaults, then engine defaults, then per-call options. Nested objects merge one level deep. */
 export function resolveSearchOptions(...layers: (Partial<SearchOptions> | undefined)[]): SearchOptions {
@@ -248,8 +294,13 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
       if (!(o.decay.tauMs > 0)) fail('decay.tauMs', 'a positive number', o.decay.tauMs);
     } else if (o.decay.kind === 'hyperbolic') {
       if (!(o.decay.halfLifeDays > 0)) fail('decay.halfLifeDays', 'a positive number', o.decay.halfLifeDays);
+    } else if (o.decay.kind === 'stability') {
+      const { betaDays, floor, coreFloor } = o.decay;
+      if (betaDays !== undefined && !(betaDays > 0 && Number.isFinite(betaDays))) fail('decay.betaDays', 'a positive number', betaDays);
+      if (floor !== undefined && !(floor >= 0 && floor <= 1)) fail('decay.floor', 'a number from 0 to 1', floor);
+      if (coreFloor !== undefined && !(coreFloor >= 0 && coreFloor <= 1)) fail('decay.coreFloor', 'a number from 0 to 1', coreFloor);
     } else {
-      fail('decay', "false, { kind: 'exponential', tauMs } or { kind: 'hyperbolic', halfLifeDays }", o.decay);
+      fail('decay', "false, { kind: 'exponential', tauMs }, { kind: 'hyperbolic', halfLifeDays } or { kind: 'stability' }", o.decay);
     }
   }
   if (o.decayFrom !== 'created' && o.decayFrom !== 'accessed') fail('decayFrom', "'created' or 'accessed'", o.decayFrom);
@@ -294,6 +345,18 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
     if (timeGapMs !== undefined && !(typeof timeGapMs === 'number' && timeGapMs >= 0)) fail('neighbours.timeGapMs', 'a number of milliseconds ≥ 0 (Infinity: no limit)', timeGapMs);
   }
   nonNegative('tokenBudget', o.tokenBudget);
+  for (const flag of ['touch', 'reinforce', 'deepRecall', 'includeExpiredTransients', 'includeExpiredInDeepRecall'] as const) {
+    if (typeof o[flag] !== 'boolean') fail(flag, 'true or false', o[flag]);
+  }
+  if (o.associations !== false) {
+    if (typeof o.associations !== 'object' || o.associations === null) fail('associations', 'false or { floor, bridges, bridgeMinCosine, limit? }', o.associations);
+    const { floor, bridges, bridgeMinCosine, limit } = { ...DEFAULT_ASSOCIATIONS, ...o.associations };
+    if (!(floor >= 0 && floor <= 1)) fail('associations.floor', 'a number from 0 to 1', floor);
+    if (typeof bridges !== 'boolean') fail('associations.bridges', 'true or false', bridges);
+    if (!(bridgeMinCosine >= -1 && bridgeMinCosine <= 1)) fail('associations.bridgeMinCosine', 'a number from -1 to 1', bridgeMinCosine);
+    if (limit !== undefined) atMost('associations.limit', limit, MAX_K);
+  }
+  if (o.session !== undefined && (typeof o.session !== 'string' || o.session === '' || o.session.length > 512)) fail('session', 'a non-empty string of at most 512 characters', o.session);
   if (o.now !== undefined && !Number.isFinite(o.now)) fail('now', 'epoch milliseconds', o.now);
   if (typeof o.filter !== 'object' || o.filter === null) fail('filter', 'an object', o.filter);
   return o;

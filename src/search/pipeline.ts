@@ -1,7 +1,7 @@
 /**
  * One search, top to bottom:
- *   route → understand → synthesize → hyde → lexical → vector → fuse → neighbours → filter → adjust → rerank
- *   → diversify → assemble,
+ *   route → understand → synthesize → hyde → lexical → vector → fuse → neighbours → filter → adjust → associate
+ *   → rerank → diversify → assemble,
  * where offline synthesis (pseudo-relevance feedback) reads the first pass's hits, so it runs after the legs and
  * its queries run through them again before `fuse`.
  * Each stage is its own module; this file only wires them and records the trace. The language-model stages
@@ -9,6 +9,7 @@
  * and the engine has a model, never in `mode: 'vector'`, and never fail the search (llm-stage.ts).
  */
 import { adjust } from './adjust.js';
+import { associate } from './associate.js';
 import { assemble, estimateTokens } from './assemble.js';
 import { diversify } from './diversify.js';
 import { toHit } from './explain.js';
@@ -25,6 +26,7 @@ import { synthesizeByLlm } from './synthesize.js';
 import { feedbackQueries } from './synthesize-offline.js';
 import { Tracer } from './trace.js';
 import { understand } from './understand.js';
+import type { AssociationReader } from '../engine/associations.js';
 import type { RecordTable } from '../engine/record-table.js';
 import type { LexicalIndex } from '../lexical/lexical-index.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
@@ -53,12 +55,14 @@ export interface PipelineState {
   llm: LanguageModel | null;
   /** The engine's re-ranker hook, or null. */
   reranker: Reranker | null;
+  /** Associations between memories, for the `associate` stage. */
+  associations: AssociationReader;
 }
 
 export async function runPipeline(state: PipelineState, query: string, options: SearchOptions, now: number): Promise<SearchResult> {
   const trace = new Tracer();
   const { records, lexical, vectors } = state;
-  const eligible = compileEligibility({ filter: options.filter, deepRecall: options.deepRecall, now, anyRestricted: records.anyRestricted });
+  const eligible = compileEligibility({ ...options, now, anyRestricted: records.anyRestricted });
   const eligibleId = eligible
     ? (id: string) => {
         const summary = records.summary(id);
@@ -166,12 +170,36 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   const filtered = trace.stage(
     'filter',
     fused.length,
-    () => filterCandidates(fused, (id) => records.get(id), eligible, options.deepRecallPenalty),
+    () => filterCandidates(fused, (id) => records.get(id), eligible, options.deepRecallPenalty, now),
     (f) => f.length,
     () => 'hard filters also ran inside the legs as eligibility, so each leg pool holds only eligible memories',
   );
 
-  const adjusted = trace.stage('adjust', filtered.length, () => adjust(filtered, options, now), (a) => a.length);
+  let adjusted = trace.stage('adjust', filtered.length, () => adjust(filtered, options, now), (a) => a.length);
+
+  const queryVector = legs.queryVector();
+  if (options.associations !== false && queryVector && vectors) {
+    const associating = { ...options, associations: options.associations };
+    const associated = await trace.stageAsync(
+      'associate',
+      Math.min(options.k, adjusted.length),
+      () =>
+        associate(adjusted, associating, {
+          graph: state.associations,
+          query: queryVector,
+          summary: (id) => records.summary(id),
+          readRecords: (ids) => records.preload(ids),
+          record: (id) => records.get(id),
+          vectors: (ids) => vectors.exactVectors(ids),
+          eligible,
+          now,
+          baseline: vectors.meanCosineTo(queryVector),
+        }),
+      (a) => a.added,
+      (a) => `${a.added} associative${a.bridges > 0 ? ` (${a.bridges} through a bridge)` : ''}`,
+    );
+    adjusted = associated.scored;
+  }
 
   const rerank = options.rerank;
   let reranked = adjusted;

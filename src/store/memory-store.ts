@@ -6,9 +6,10 @@
 import { EngramError, ErrorCode } from '../errors.js';
 import { changesIndexed } from '../engine/records.js';
 import { checkPackedVectors } from './packed-vectors.js';
-import type { PackedVectors, Store, StoreWrite } from './store.js';
+import { checkAssociations, checkLinks, edgeKey, linkKey } from './graph-rows.js';
+import type { AssociationEdge, PackedVectors, Store, StoreWrite } from './store.js';
 import { summarize } from './summary.js';
-import type { MemoryRecord } from '../types.js';
+import type { Link, MemoryRecord } from '../types.js';
 
 /** Rows per chunk of loadVectorChunks. */
 const VECTOR_CHUNK = 10_000;
@@ -23,6 +24,8 @@ export function memoryStore(): Store {
   const records = new Map<string, MemoryRecord>();
   const vectors = new Map<string, SpaceVectors>();
   const meta = new Map<string, string | Uint8Array>();
+  const associations = new Map<string, AssociationEdge>();
+  const links = new Map<string, Link>();
   let counter = 0;
   let closed = false;
 
@@ -50,6 +53,16 @@ export function memoryStore(): Store {
         const record = records.get(id);
         return record ? [structuredClone(record)] : [];
       });
+    },
+
+    async loadAssociations() {
+      requireOpen();
+      return [...associations.values()].map((edge) => ({ ...edge }));
+    },
+
+    async loadLinks() {
+      requireOpen();
+      return [...links.values()].map((link) => ({ ...link }));
     },
 
     async loadVectors(vectorSpace, dim) {
@@ -86,11 +99,23 @@ export function memoryStore(): Store {
       const remove = change.remove ?? [];
       const packed = change.vectors && ownedRows(change.vectors);
       const metaChange = Object.entries(change.meta ?? {}).map(([k, v]) => [k, v instanceof Uint8Array ? v.slice() : v] as const);
+      const edgeChange = checkAssociations(change.associations);
+      const linkChange = checkLinks(change.links);
 
       const indexedChange = remove.length > 0 || put.some((r) => changesIndexed(records.get(r.id), r));
+      const gone = new Set(remove);
       for (const id of remove) {
         records.delete(id);
         for (const space of vectors.values()) space.rows.delete(id);
+      }
+      for (const [a, b] of edgeChange.remove) associations.delete(edgeKey(a, b));
+      for (const edge of edgeChange.put) associations.set(edgeKey(edge.a, edge.b), { ...edge });
+      for (const link of linkChange.remove) links.delete(linkKey(link));
+      for (const link of linkChange.put) links.set(linkKey(link), { ...link });
+      // After the puts, as SQLite's write does: nothing of a removed memory survives the write.
+      if (gone.size > 0) {
+        for (const [key, edge] of associations) if (gone.has(edge.a) || gone.has(edge.b)) associations.delete(key);
+        for (const [key, link] of links) if (gone.has(link.from) || gone.has(link.to)) links.delete(key);
       }
       for (const record of put) records.set(record.id, record);
       if (packed) {

@@ -1,4 +1,4 @@
-import type { MemoryRecord } from '../types.js';
+import type { Link, MemoryRecord } from '../types.js';
 
 /** Vectors of one vector space, packed row-major for fast bulk loading. */
 export interface PackedVectors {
@@ -10,12 +10,27 @@ export interface PackedVectors {
   data: Float32Array;
 }
 
+/**
+ * One association between two memories as stored: `a < b` (the pair is stored once), the weight when it last
+ * formed, and when (epoch ms). Weights decay at read time (engine/associations.ts), so a stored row never ages.
+ */
+export interface AssociationEdge {
+  a: string;
+  b: string;
+  weight: number;
+  lastAt: number;
+}
+
 /** One atomic change: every part is applied, or none is. */
 export interface StoreWrite {
   /** Upsert whole records. */
   put?: MemoryRecord[];
-  /** Delete records by id; their vectors go with them. */
+  /** Delete records by id; their vectors, associations and provenance links go with them. */
   remove?: string[];
+  /** Upsert associations (`a < b`), and delete others by pair. */
+  associations?: { put?: AssociationEdge[]; remove?: [a: string, b: string][] };
+  /** Upsert provenance links (keyed by from, to and kind), and delete others by that key. */
+  links?: { put?: Link[]; remove?: Pick<Link, 'from' | 'to' | 'kind'>[] };
   /** Upsert vectors of one vector space. */
   vectors?: PackedVectors;
   /** Delete the vectors of every other vector space (after a model change, once re-embedding is complete). */
@@ -39,6 +54,7 @@ export interface RecordSummary {
   supersededBy?: string;
   /** `meta.thread` when it is a string or a number. */
   thread?: string | number;
+  core?: boolean;
 }
 
 /**
@@ -57,6 +73,13 @@ export interface Store {
   loadRecordSummaries?(): Promise<RecordSummary[]>;
   /** The stored records among `ids` (unknown ids are skipped), in any order, in one batched read. */
   loadRecordsByIds?(ids: readonly string[]): Promise<MemoryRecord[]>;
+  /**
+   * Every stored association. Optional, as is `loadLinks`: without them the engine starts with none (a store that
+   * ignores the `associations` and `links` of a write forgets them on reopen).
+   */
+  loadAssociations?(): Promise<AssociationEdge[]>;
+  /** Every stored provenance link. */
+  loadLinks?(): Promise<Link[]>;
   /** Vectors stored for this vector space and dimension; vectors of other spaces are ignored. */
   loadVectors(vectorSpace: string, dim: number): Promise<PackedVectors>;
   /**

@@ -10,6 +10,7 @@ export function summarize(record: MemoryRecord): RecordSummary {
   if (record.kind !== undefined) summary.kind = record.kind;
   if (record.validUntil !== undefined) summary.validUntil = record.validUntil;
   if (record.supersededBy !== undefined) summary.supersededBy = record.supersededBy;
+  if (record.core) summary.core = true;
   const thread = record.meta?.thread;
   if (typeof thread === 'string' || typeof thread === 'number') summary.thread = thread;
   return summary;

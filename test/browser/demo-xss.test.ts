@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { build, preview, type PreviewServer } from 'vite';
-import { baseURL, launchBrowser } from './harness.js';
+import { baseURL, launchBrowser, trapPayloads } from './harness.js';
 import { settled as settledSearch } from './pages/demo-page.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -153,20 +153,10 @@ interface Watch {
 /** Installs the watchers before the page's first script, on every (re)load of it. */
 async function watch(page: Page): Promise<Watch> {
   const w: Watch = { executed: [], violations: [], errors: [], requests: [], dialogs: [] };
-  await page.exposeBinding('__xssReport', (_source, what: string) => void w.executed.push(what));
+  await trapPayloads(page, (what) => void w.executed.push(what));
   await page.exposeBinding('__cspReport', (_source, what: string) => void w.violations.push(what));
   await page.addInitScript(() => {
-    const report = (globalThis as unknown as { __xssReport(what: string): void }).__xssReport;
     const cspReport = (globalThis as unknown as { __cspReport(what: string): void }).__cspReport;
-    // A trap rather than a plain property: a payload that runs reports at once, even if the page reloads later.
-    let value: unknown;
-    Object.defineProperty(window, '__xss', {
-      get: () => value,
-      set: (next: unknown) => {
-        value = next;
-        report(`window.__xss = ${String(next)}`);
-      },
-    });
     document.addEventListener('securitypolicyviolation', (event) =>
       cspReport(`${event.effectiveDirective} blocked ${event.blockedURI} at ${event.sourceFile}:${event.lineNumber} (${event.sample})`),
     );

@@ -65,3 +65,22 @@ export async function openBlankPage(context: BrowserContext | Browser, path = '/
   await page.goto(baseURL() + path);
   return page;
 }
+
+/**
+ * Calls `onRun` when a payload runs in the page: the test payloads set `window.__xss`, a trap installed before the
+ * page's first script on every (re)load, so a payload reports at once, even if the page reloads later.
+ */
+export async function trapPayloads(page: Page, onRun: (what: string) => void): Promise<void> {
+  await page.exposeBinding('__xssReport', (_source, what: string) => onRun(what));
+  await page.addInitScript(() => {
+    const report = (globalThis as unknown as { __xssReport(what: string): void }).__xssReport;
+    let value: unknown;
+    Object.defineProperty(window, '__xss', {
+      get: () => value,
+      set: (next: unknown) => {
+        value = next;
+        report(`window.__xss = ${String(next)}`);
+      },
+    });
+  });
+}

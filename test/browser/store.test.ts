@@ -63,12 +63,12 @@ test.each(['opfs', 'idb'] as const)('a version 1 database is migrated on open, k
     after: { a: [1, 2], b: [5, 6], m3: [7, 8] },
     other: [5],
     version: outcome.expectedVersion,
-    expectedVersion: 3,
+    expectedVersion: 4,
     vectorRows: 4,
   });
 });
 
-test.each(['opfs', 'idb'] as const)('a version 2 database gains the quality column on open; old memories have none, new scores persist (%s)', async (backend) => {
+test.each(['opfs', 'idb'] as const)('a version 2 database gains the quality and learning columns on open; old memories have none, new scores persist (%s)', async (backend) => {
   const outcome = await page.evaluate((b) => window.lab.migrateFromVersion2(b), backend);
   expect(outcome).toEqual({
     loaded: [
@@ -77,9 +77,9 @@ test.each(['opfs', 'idb'] as const)('a version 2 database gains the quality colu
     ],
     counter: 7,
     vectorIds: ['a'],
-    version: 3,
-    expectedVersion: 3,
-    addedColumns: ['quality'],
+    version: 4,
+    expectedVersion: 4,
+    addedColumns: ['quality', 'core', 'stability', 'sessions'],
     refused: 'INVALID_INPUT',
     afterReopen: { a: 0.25, b: 'absent', c: 0 },
   });

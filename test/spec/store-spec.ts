@@ -10,7 +10,8 @@
 import { ErrorCode } from '../../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../../src/store/store.js';
 import { defaultRecordLimits, recordFromInput } from '../../src/engine/records.js';
-import type { MemoryRecord } from '../../src/types.js';
+import type { Link, MemoryRecord } from '../../src/types.js';
+import { testEmbedder } from '../unit/helpers/embedder.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { summarize } from '../../src/store/summary.js';
 
@@ -507,6 +508,80 @@ export const storeSpec: StoreSpecCase[] = [
         assertEqual(await answers(onDemand), await answers(reference), 'same answers');
         await onDemand.close();
         await reference.close();
+      } finally {
+        await store.close().catch(() => undefined);
+      }
+    },
+  },
+  {
+    name: 'associations and links: upserted, deleted by key, gone with their memory, kept across reopen',
+    run: async (open) => {
+      const first = await open();
+      if (!first.loadAssociations || !first.loadLinks) {
+        await first.close();
+        return;
+      }
+      const sorted = <T>(rows: T[]) => rows.slice().sort((x, y) => (canonical(x) < canonical(y) ? -1 : 1));
+      const edge = (a: string, b: string, weight: number) => ({ a, b, weight, lastAt: 1_700_000_000_000 + 1 / 3 });
+      const link = (from: string, to: string, kind: Link['kind'], confidence = 1): Link => ({ from, to, kind, confidence, createdAt: 1_700_000_000_000 });
+      await first.write({
+        put: ['a', 'b', 'c'].map((id) => record(id, { stability: 1 / 3, sessions: ['s1', 's2'], core: true })),
+        associations: { put: [edge('a', 'b', 0.1), edge('a', 'c', 1 / 3), edge('b', 'c', 1)] },
+        links: { put: [link('a', 'b', 'derives_from'), link('c', 'a', 'causes', 0.25)] },
+      });
+      await first.write({ associations: { put: [edge('a', 'b', 0.7)], remove: [['b', 'c']] }, links: { remove: [{ from: 'c', to: 'a', kind: 'causes' }] } });
+      assertEqual(sorted(await first.loadAssociations()), [edge('a', 'b', 0.7), edge('a', 'c', 1 / 3)], 'associations upserted and deleted');
+      assertEqual(await first.loadLinks(), [link('a', 'b', 'derives_from')], 'links upserted and deleted');
+      assertEqual((await first.loadRecords()).find((r) => r.id === 'a'), record('a', { stability: 1 / 3, sessions: ['s1', 's2'], core: true }), 'learning fields stored exactly');
+      assertEqual((await first.loadRecordSummaries?.())?.[0]?.core ?? true, true, 'the summary says core');
+      const refused = await assertRejects(first.write({ put: [record('d')], associations: { put: [edge('b', 'a', 0.5)] } }), 'an edge with a > b');
+      assertCode(refused, ErrorCode.STORE_FAILED, 'malformed edge');
+      assertEqual(await first.count(), 3, 'nothing of the refused write was stored');
+      await first.write({ remove: ['b'], links: { put: [link('c', 'b', 'references')] } });
+      assertEqual(await first.loadAssociations(), [edge('a', 'c', 1 / 3)], "a removed memory's associations go with it");
+      assertEqual(await first.loadLinks(), [], "a removed memory's links go with it, even one written in the same write");
+      if (!first.persistent) {
+        await first.close();
+        return;
+      }
+      await first.write({ associations: { put: [edge('a', 'c', 0.5)] }, links: { put: [link('a', 'c', 'edits', 0.5)] } });
+      await first.close();
+      await withStore(open, async (second) => {
+        assertEqual(await second.loadAssociations!(), [edge('a', 'c', 0.5)], 'associations after reopen');
+        assertEqual(await second.loadLinks!(), [link('a', 'c', 'edits', 0.5)], 'links after reopen');
+      });
+    },
+  },
+  {
+    name: 'an engine learns through the store: reinforced records, associations and links survive a reopen',
+    run: async (open) => {
+      const first = await open();
+      const keepOpen = (store: Store): Store => ({ ...bound(store), close: async () => undefined });
+      const clock = () => 1_700_000_000_000;
+      const engine = await createEngine({ store: keepOpen(first), clock, embedder: testEmbedder(), supersedeThreshold: false });
+      await engine.add(['kite river', 'kite lantern', 'piano storm', 'lantern piano'].map((text, i) => ({ id: `m${i}`, text, createdAt: 1_600_000_000_000 })));
+      for (let i = 0; i < 3; i++) await engine.search('kite', { k: 2, session: `s${i}` });
+      await engine.link('m0', 'm2', 'derives_from');
+      const related = await engine.related('m0');
+      assertEqual(related.map((r) => [r.id, Math.round(r.weight * 1e9) / 1e9]), [['m1', 0.3]], 'three co-retrievals: weight 0.3');
+      const hit = await engine.get('m0');
+      assertEqual([hit?.accessCount, hit?.sessions], [3, ['s0', 's1', 's2']], 'three retrievals in three sessions');
+      await engine.close();
+      let store = first;
+      if (first.persistent) {
+        await first.close();
+        store = await open();
+      }
+      try {
+        const reopened = await createEngine({ store: keepOpen(store), clock, embedder: testEmbedder() });
+        assertEqual(await reopened.related('m0'), related, 'associations after reopen');
+        assertEqual(await reopened.get('m0'), hit, 'reinforced record after reopen');
+        assertEqual((await reopened.why('m0')).edges.map((e) => [e.from, e.to, e.kind]), [['m0', 'm2', 'derives_from']], 'links after reopen');
+        const assoc = (await reopened.search('kite', { k: 1, touch: false, associations: { floor: 0.3, bridges: false, bridgeMinCosine: 0 } })).hits;
+        assertEqual(assoc.map((h) => h.id).length, 1, 'one hit');
+        await reopened.remove('m1');
+        assertEqual(await reopened.related('m0'), [], 'removed with its memory');
+        await reopened.close();
       } finally {
         await store.close().catch(() => undefined);
       }

@@ -18,6 +18,9 @@ import {
   type LocalEmbedder,
   type Memory,
   type MemoryOptions,
+  type Association,
+  type Why,
+  type LearningOptions,
   type MemoryRecord,
   type MemoryStatus,
   type RemoteSearchOptions,
@@ -116,6 +119,31 @@ describe('language models, re-rankers and the timeline', () => {
     expectTypeOf<Engine['timeline']>().returns.resolves.toEqualTypeOf<Timeline>();
     expectTypeOf<Memory['timeline']>().returns.resolves.toEqualTypeOf<Timeline>();
     expectTypeOf<Timeline['by']>().toEqualTypeOf<'thread' | 'time'>();
+  });
+});
+
+describe('learning from use', () => {
+  test('related, link, unlink and why on Engine and Memory alike', () => {
+    expectTypeOf<Memory['related']>().toEqualTypeOf<Engine['related']>();
+    expectTypeOf<Memory['link']>().toEqualTypeOf<Engine['link']>();
+    expectTypeOf<Memory['unlink']>().toEqualTypeOf<Engine['unlink']>();
+    expectTypeOf<Memory['why']>().toEqualTypeOf<Engine['why']>();
+    expectTypeOf<Memory['related']>().returns.resolves.toEqualTypeOf<Association[]>();
+    expectTypeOf<Memory['why']>().returns.resolves.toEqualTypeOf<Why>();
+    expectTypeOf<MemoryStatus['core']>().toEqualTypeOf<number>();
+    // @ts-expect-error: not a provenance kind
+    void ((memory: Memory) => memory.link('a', 'b', 'likes'));
+    void ((memory: Memory) => memory.link('a', 'b', 'derives_from', { confidence: 0.5 }));
+  });
+
+  test('hits say how they came in; the options switch each part', () => {
+    expectTypeOf<Hit['explain']['associative']>().toEqualTypeOf<{ via: string; bridge?: string; weight: number; viaFused: number; similarity: number } | undefined>();
+    void ((engine: Engine) => engine.search('q', { associations: { floor: 0.3, bridges: true, bridgeMinCosine: 0.3 }, reinforce: false, decay: { kind: 'stability' } }));
+    void ((memory: Memory) => memory.search('q', { associations: false, session: 'today', filter: { core: true }, includeExpiredTransients: true }));
+    // @ts-expect-error: a filter's core is a boolean
+    void ((memory: Memory) => memory.search('q', { filter: { core: 'yes' } }));
+    expectTypeOf<MemoryRecord['stability']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<LearningOptions['core']>().toEqualTypeOf<{ accessCount: number; stability: number; sessions: number } | false>();
   });
 });
 

@@ -8,7 +8,7 @@ import { snapshot } from '../helpers/stores.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const daysAgo = (n: number) => NOW - n * DAY_MS;
-const STAGES = ['route', 'understand', 'lexical', 'vector', 'fuse', 'neighbours', 'filter', 'adjust', 'diversify', 'assemble'];
+const STAGES = ['route', 'understand', 'lexical', 'vector', 'fuse', 'neighbours', 'filter', 'adjust', 'diversify', 'assemble', 'reinforce'];
 
 /** A store whose close() is a no-op, so a second engine can reopen the same data. */
 function reopenable(inner: Store = memoryStore()): Store {

@@ -125,7 +125,7 @@ async function seeded(records: MemoryRecord[]): Promise<Store> {
 }
 
 const open = (store: Store, extra: Parameters<typeof createEngine>[0] = {}) =>
-  createEngine({ store, embedder: testEmbedder(), clock: () => NOW, supersedeThreshold: false, ...extra });
+  createEngine({ store, embedder: testEmbedder(), clock: () => NOW, supersedeThreshold: false, search: { session: 'one session' }, ...extra });
 
 /** A search's answer without timings. */
 async function answer(engine: Engine, query: string, options: Parameters<Engine['search']>[1]) {

@@ -5,7 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordTable } from '../../../src/engine/record-table.js';
-import { TOUCH_WRITE_DELAY_MS, TOUCH_WRITE_MAX_DELAY_MS, TouchWriter } from '../../../src/engine/touch-writer.js';
+import { TOUCH_WRITE_DELAY_MS, TOUCH_WRITE_MAX_DELAY_MS, TOUCH_WRITE_MAX_PENDING, TouchWriter } from '../../../src/engine/touch-writer.js';
+import { AssociationGraph } from '../../../src/engine/associations.js';
 import { WriteQueue } from '../../../src/engine/write-queue.js';
 import { EngramError, isEngramError } from '../../../src/errors.js';
 import type { StoreWrite } from '../../../src/store/store.js';
@@ -20,17 +21,18 @@ function setup() {
   for (const id of ['a', 'b']) records.set(record(id));
   const start = performance.now();
   /** Each store write: when it ran (ms after setup) and what it put. */
-  const writes: { at: number; put: MemoryRecord[] }[] = [];
+  const writes: { at: number; put: MemoryRecord[]; associations: StoreWrite['associations'] }[] = [];
   let failure: Error | null = null;
   const store = {
     write: async (change: StoreWrite) => {
       if (failure) throw failure;
-      writes.push({ at: performance.now() - start, put: structuredClone(change.put ?? []) });
+      writes.push({ at: performance.now() - start, put: structuredClone(change.put ?? []), associations: structuredClone(change.associations) });
     },
   };
   const errors: EngramError[] = [];
-  const writer = new TouchWriter(records, new WriteQueue(store), store, (error) => errors.push(error));
-  return { records, writes, errors, writer, failWith: (error: Error | null) => (failure = error) };
+  const graph = new AssociationGraph({ step: 0.1, decayDays: 90, maxPerMemory: 2 });
+  const writer = new TouchWriter(records, new WriteQueue(store), store, (error) => errors.push(error), (keys) => graph.asWrite(keys));
+  return { records, writes, errors, writer, graph, failWith: (error: Error | null) => (failure = error) };
 }
 
 describe('TouchWriter', () => {
@@ -104,6 +106,31 @@ describe('TouchWriter', () => {
     await vi.advanceTimersByTimeAsync(TOUCH_WRITE_DELAY_MS);
     expect(errors).toHaveLength(2);
     expect(isEngramError(errors[1], 'STORE_FAILED')).toBe(true);
+  });
+
+  it('writes reinforced records and the associations as they are when the write runs, evicted ones as removals', async () => {
+    const { records, writes, writer, graph } = setup();
+    for (const id of ['c', 'd']) records.set(record(id));
+    writer.update([{ ...records.get('a')!, stability: 0.5 }], graph.strengthen(['a', 'b'], 10));
+    writer.update([], graph.strengthen(['a', 'c'], 20));
+    writer.update([], graph.strengthen(['a', 'd'], 30)); // 'a' holds 2 at most: (a, b), the weakest, goes
+    await writer.flush();
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.put.map((r) => [r.id, r.stability])).toEqual([['a', 0.5]]);
+    expect(writes[0]!.associations!.put!.map((e) => [e.a, e.b, e.lastAt])).toEqual([['a', 'c', 20], ['a', 'd', 30]]);
+    expect(writes[0]!.associations!.remove).toEqual([['a', 'b']]);
+  });
+
+  it('writes at once when TOUCH_WRITE_MAX_PENDING records and associations wait', async () => {
+    const { records, writes, writer } = setup();
+    const ids = Array.from({ length: TOUCH_WRITE_MAX_PENDING - 1 }, (_, i) => `m${i}`);
+    for (const id of ids) records.set(record(id));
+    writer.touch(ids, 1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(writes).toEqual([]);
+    writer.touch(['a'], 2);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(writes.map((w) => [w.at, w.put.length])).toEqual([[0, TOUCH_WRITE_MAX_PENDING]]);
   });
 
   it('writes nothing once the store is closed', async () => {

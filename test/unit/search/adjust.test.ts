@@ -72,8 +72,8 @@ describe('filter stage', () => {
     const records = new Map(eligible.map((e) => [e.record.id, e.record]));
     const fused = [...eligible.map((e) => e.candidate), { id: 'removed', fused: 0.7, rank: { lexical: 4, vector: null }, legScore: { lexical: 0.7, vector: null } }];
     const webOnly = (r: MemoryRecord) => r.project === 'web';
-    const out = filterCandidates(fused, (id) => records.get(id), webOnly, defaultSearchOptions.deepRecallPenalty);
+    const out = filterCandidates(fused, (id) => records.get(id), webOnly, defaultSearchOptions.deepRecallPenalty, 0);
     expect(out.map((e) => [e.record.id, e.penalty])).toEqual([['m0', 1], ['m2', 0.5]]);
-    expect(filterCandidates(fused, (id) => records.get(id), null, 0.25).map((e) => e.penalty)).toEqual([1, 1, 0.25]);
+    expect(filterCandidates(fused, (id) => records.get(id), null, 0.25, 0).map((e) => e.penalty)).toEqual([1, 1, 0.25]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileEligibility, supersededFactor } from '../../../src/search/filter.js';
+import { compileEligibility, penaltyFactor } from '../../../src/search/filter.js';
 import { isEngramError } from '../../../src/errors.js';
 import type { SearchFilter } from '../../../src/search/options.js';
 import type { MemoryRecord } from '../../../src/types.js';
@@ -65,8 +65,42 @@ describe('filter: hard eligibility', () => {
     expect(compileEligibility({ filter: { project: 'web' }, deepRecall: false, now, anyRestricted: false })).not.toBeNull();
   });
 
-  it('superseded memories take the deepRecall penalty', () => {
-    expect(supersededFactor(rec('x', { supersededBy: 'y' }), 0.5)).toBe(0.5);
-    expect(supersededFactor(rec('x'), 0.5)).toBe(1);
+  describe('validity of transient memories (the seed: plan and transient_state)', () => {
+    const transient = [
+      rec('plan-expired', { kind: 'plan', validUntil: now - 1 }),
+      rec('state-expired', { kind: 'transient_state', validUntil: now - 1 }),
+      rec('fact-expired', { kind: 'fact', validUntil: now - 1 }),
+      rec('plan-valid', { kind: 'plan', validUntil: now + 1 }),
+      rec('plain-plan', { kind: 'plan' }),
+    ];
+    const passing = (options: Partial<Parameters<typeof compileEligibility>[0]>) =>
+      transient.filter(compileEligibility({ filter: {}, deepRecall: false, now, ...options })!).map((r) => r.id);
+
+    it('drops expired plans and transient states unless asked for', () => {
+      expect(passing({})).toEqual(['plan-valid', 'plain-plan']);
+      expect(passing({ includeExpiredTransients: true })).toEqual(['plan-expired', 'state-expired', 'plan-valid', 'plain-plan']);
+    });
+
+    it('deep recall keeps every expired memory only with includeExpiredInDeepRecall', () => {
+      expect(passing({ deepRecall: true })).toEqual(['plan-valid', 'plain-plan']);
+      expect(passing({ includeExpiredInDeepRecall: true })).toEqual(['plan-valid', 'plain-plan']);
+      expect(passing({ deepRecall: true, includeExpiredInDeepRecall: true })).toEqual(transient.map((r) => r.id));
+    });
+  });
+
+  it('filter.core selects core memories, or leaves them out', () => {
+    const some = [rec('core', { core: true }), rec('plain')];
+    const pick = (core: boolean) => some.filter(compileEligibility({ filter: { core }, deepRecall: false, now })!).map((r) => r.id);
+    expect(pick(true)).toEqual(['core']);
+    expect(pick(false)).toEqual(['plain']);
+    expect(() => compileEligibility({ filter: { core: 'yes' as unknown as boolean }, deepRecall: false, now })).toThrow(/filter.core/);
+  });
+
+  it('superseded memories take the deepRecall penalty, expired ones too, both: twice', () => {
+    expect(penaltyFactor(rec('x', { supersededBy: 'y' }), 0.5, now)).toBe(0.5);
+    expect(penaltyFactor(rec('x'), 0.5, now)).toBe(1);
+    expect(penaltyFactor(rec('x', { validUntil: now - 1 }), 0.5, now)).toBe(0.5);
+    expect(penaltyFactor(rec('x', { validUntil: now }), 0.5, now)).toBe(1);
+    expect(penaltyFactor(rec('x', { validUntil: now - 1, supersededBy: 'y' }), 0.5, now)).toBe(0.25);
   });
 });
