@@ -4,7 +4,7 @@
  * reopen, and a failed bookkeeping write that leaves the store as it was.
  */
 import { describe, expect, it } from 'vitest';
-import { createEngine, memoryStore, type Engine, type MemoryInput, type Store } from '../../../src/index.js';
+import { createEngine, memoryStore, type Engine, type EngineOptions, type MemoryInput, type Store } from '../../../src/index.js';
 import { DAY_MS } from '../../../src/search/decay.js';
 import type { EngramError } from '../../../src/errors.js';
 import { bagOfWordsVector, testEmbedder } from '../helpers/embedder.js';
@@ -27,8 +27,8 @@ const MEMORIES: MemoryInput[] = [
   { id: 'H', text: 'the dog the cat' },
 ];
 
-async function engineOn(store: Store, now: () => number = () => NOW, errors: EngramError[] = []): Promise<Engine> {
-  const engine = await createEngine({ store, embedder: testEmbedder(), clock: now, supersedeThreshold: false, onBackgroundError: (e) => errors.push(e) });
+async function engineOn(store: Store, now: () => number = () => NOW, errors: EngramError[] = [], extra: Partial<EngineOptions> = {}): Promise<Engine> {
+  const engine = await createEngine({ store, embedder: testEmbedder(), clock: now, supersedeThreshold: false, onBackgroundError: (e) => errors.push(e), ...extra });
   if ((await engine.count()) === 0) await engine.add(MEMORIES.map((m) => ({ ...m, createdAt: NOW - 30 * DAY_MS })));
   return engine;
 }
@@ -120,6 +120,22 @@ describe('learning through the engine', () => {
     now += 400 * DAY_MS;
     expect((await engine.search('fiddle', { k: 1 })).hits[0]!.explain.cold).toBe(true);
     expect((await engine.search('fiddle', { k: 1 })).hits[0]!.explain.cold).toBeUndefined();
+  });
+
+  it('a cold memory reached through an association is scored, included, and moved back to hot', async () => {
+    let now = NOW;
+    // With the default constants an association fades (90 days) before its memories go cold (242 days here): it
+    // takes slower-fading associations for a cold memory to be reached through one.
+    const engine = await engineOn(memoryStore(), () => now, [], { learning: { associationDecayDays: 10_000 } });
+    for (let i = 0; i < 10; i++) await ids(engine, 'apple banana', { k: 2 });
+    now += 400 * DAY_MS;
+    const search = () => engine.search('apple the', { k: 2, neighbours: false, associations: { floor: 0.3, bridges: false } });
+    const first = (await search()).hits[1]!;
+    expect(first).toMatchObject({ id: 'B', explain: { associative: { via: 'A' }, cold: true } });
+    expect(first.memory.lastAccessedAt).toBe(now);
+    const again = (await search()).hits[1]!;
+    expect(again.id).toBe('B');
+    expect(again.explain.cold).toBeUndefined();
   });
 
   it('writes reinforcement in the background, in one store write, and it survives a reopen', async () => {
