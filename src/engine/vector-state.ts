@@ -73,23 +73,30 @@ export class VectorState {
    */
   async attach(embedder: Embedder | null): Promise<void> {
     const generation = ++this.generation;
-    this.current = embedder;
-    this.tokenCounter = embedder?.countTokens ? memoizeByText(embedder.countTokens.bind(embedder)) : undefined;
     this.progress = null;
     this.readyPromise = Promise.resolve();
     if (!embedder) {
+      this.use(null);
       this.vectors = null;
       return;
     }
     const index = await this.load(embedder);
-    this.vectors = index;
     const missing = [...this.records.keys()].filter((id) => !index.has(id));
+    // The embedder, its index and its progress change together: while its vectors load, the previous ones still
+    // answer, and nobody sees the new embedder with nothing to index yet (status().indexing null too early).
+    this.use(embedder);
+    this.vectors = index;
     if (missing.length === 0) return;
     this.progress = { done: 0, total: missing.length };
     this.readyPromise = this.reindex(embedder, missing, generation);
     this.readyPromise.catch((error: unknown) => {
       if (error instanceof EngramError) this.options.onBackgroundError(error);
     });
+  }
+
+  private use(embedder: Embedder | null): void {
+    this.current = embedder;
+    this.tokenCounter = embedder?.countTokens ? memoizeByText(embedder.countTokens.bind(embedder)) : undefined;
   }
 
   /**

@@ -391,6 +391,37 @@ describe('supersede, touch, update, remove, pin', () => {
 });
 
 describe('export, import, close, reopen and re-indexing', () => {
+  it('a new embedder, its vectors and its re-indexing progress appear together, never the embedder alone', async () => {
+    const inner = memoryStore();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const store: Store = {
+      ...inner,
+      loadVectors: async (space, dim) => {
+        await gate;
+        return inner.loadVectors(space, dim);
+      },
+      loadVectorChunks: async (space, dim, onChunk) => {
+        await gate;
+        return inner.loadVectorChunks!(space, dim, onChunk);
+      },
+    };
+    const engine = await createEngine({ store, embedder: null });
+    await engine.add([{ text: 'one' }, { text: 'two' }, { text: 'three' }]);
+    const attaching = engine.setEmbedder(testEmbedder());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // While its stored vectors load, the previous state (no embedder) still answers.
+    expect(engine.embedder).toBeNull();
+    expect(engine.indexing()).toBeNull();
+    expect((await engine.search('one')).trace.mode).toBe('lexical');
+    release();
+    await attaching;
+    expect(engine.embedder).not.toBeNull();
+    expect(engine.indexing()).toEqual({ done: 0, total: 3 });
+    await engine.ready;
+    expect(engine.indexing()).toBeNull();
+  });
+
   it('export → import into a fresh engine reproduces every record; import upserts and reuses vectors', async () => {
     const { engine } = await engineWith([
       { id: 'a', text: 'alpha memory', tags: ['x'], meta: { n: 1 } },
