@@ -5,10 +5,9 @@
  * Stored as (w, lastAt) and decayed when read, so nothing has to be rewritten as time passes. Each memory keeps at
  * most `maxPerMemory` edges; a new one evicts its end's weakest (after decay).
  */
-import { DAY_MS } from '../util/time.js';
-import { edgeKey, splitEdgeKey } from '../store/graph-rows.js';
-import type { AssociationEdge } from '../store/store.js';
+import type { AssociationEdge, StoreWrite } from '../store/store.js';
 import type { Association } from '../types.js';
+import { DAY_MS } from '../util/time.js';
 
 export interface AssociationRules {
   /** Weight a co-retrieval adds. */
@@ -31,24 +30,30 @@ export interface AssociationReader {
   around(id: string, now: number, floor: number): { id: string; weight: number }[];
 }
 
+/**
+ * An edge as the graph holds it: `strength` is log(weight) + lastAt / τ, which orders edges as their decayed
+ * weights do at any one moment, so finding the weakest needs no exp per edge.
+ */
+interface HeldEdge extends AssociationEdge {
+  strength: number;
+}
+
 export class AssociationGraph implements AssociationReader {
   /** id → (other id → the edge, shared by both ends). */
-  private readonly byMemory = new Map<string, Map<string, AssociationEdge>>();
+  private readonly byMemory = new Map<string, Map<string, HeldEdge>>();
   private edges = 0;
+  private readonly decayMs: number;
 
-  constructor(private readonly rules: AssociationRules) {}
+  constructor(private readonly rules: AssociationRules) {
+    this.decayMs = rules.decayDays * DAY_MS;
+  }
 
   get size(): number {
     return this.edges;
   }
 
   load(edges: readonly AssociationEdge[]): void {
-    for (const edge of edges) this.insert({ ...edge });
-  }
-
-  edge(key: string): AssociationEdge | undefined {
-    const [a, b] = splitEdgeKey(key);
-    return this.byMemory.get(a)?.get(b);
+    for (const { a, b, weight, lastAt } of edges) this.insert(this.held(a, b, weight, lastAt));
   }
 
   around(id: string, now: number, floor: number): { id: string; weight: number }[] {
@@ -68,40 +73,43 @@ export class AssociationGraph implements AssociationReader {
   }
 
   /**
-   * Strengthens every pair of `ids` at `now`. Returns the keys of every edge created, changed or evicted: the
-   * caller writes each as it then is (present: put; gone: remove).
+   * Strengthens every pair of `ids` at `now`. Returns every edge created, changed or evicted: the caller writes
+   * each as it then is (`asWrite`).
    */
-  strengthen(ids: readonly string[], now: number): string[] {
+  strengthen(ids: readonly string[], now: number): AssociationEdge[] {
     const distinct = [...new Set(ids)];
-    const changed: string[] = [];
+    const changed: AssociationEdge[] = [];
     for (let i = 0; i < distinct.length; i++) {
       for (let j = i + 1; j < distinct.length; j++) {
         const [a, b] = distinct[i]! < distinct[j]! ? [distinct[i]!, distinct[j]!] : [distinct[j]!, distinct[i]!];
-        const current = this.byMemory.get(a)?.get(b);
-        if (current) {
-          current.weight = Math.min(1, decayedWeight(current, now, this.rules.decayDays) + this.rules.step);
-          current.lastAt = now;
+        let edge = this.byMemory.get(a)?.get(b);
+        if (edge) {
+          const weight = Math.min(1, decayedWeight(edge, now, this.rules.decayDays) + this.rules.step);
+          Object.assign(edge, { weight, lastAt: now, strength: this.strengthOf(weight, now) });
         } else {
           for (const end of [a, b]) {
-            const evicted = this.evictWeakest(end, now);
+            const evicted = this.evictWeakest(end);
             if (evicted) changed.push(evicted);
           }
-          this.insert({ a, b, weight: Math.min(1, this.rules.step), lastAt: now });
+          edge = this.held(a, b, Math.min(1, this.rules.step), now);
+          this.insert(edge);
         }
-        changed.push(edgeKey(a, b));
+        changed.push(edge);
       }
     }
     return changed;
   }
 
-  /** The store write that brings these edges' rows to what they now are: present ones put, gone ones removed. */
-  asWrite(keys: Iterable<string>): { put: AssociationEdge[]; remove: [string, string][] } {
+  /**
+   * The store write that brings these edges' rows to what they now are: an edge the graph still holds is put, one
+   * it dropped is removed (removals apply before puts, so a pair evicted and formed again is put).
+   */
+  asWrite(edges: Iterable<AssociationEdge>): NonNullable<StoreWrite['associations']> {
     const put: AssociationEdge[] = [];
     const remove: [string, string][] = [];
-    for (const key of keys) {
-      const edge = this.edge(key);
-      if (edge) put.push({ ...edge });
-      else remove.push(splitEdgeKey(key));
+    for (const edge of edges) {
+      if (this.byMemory.get(edge.a)?.get(edge.b) === edge) put.push({ a: edge.a, b: edge.b, weight: edge.weight, lastAt: edge.lastAt });
+      else remove.push([edge.a, edge.b]);
     }
     return { put, remove };
   }
@@ -119,7 +127,15 @@ export class AssociationGraph implements AssociationReader {
     this.byMemory.delete(id);
   }
 
-  private insert(edge: AssociationEdge): void {
+  private strengthOf(weight: number, lastAt: number): number {
+    return Math.log(weight) + lastAt / this.decayMs;
+  }
+
+  private held(a: string, b: string, weight: number, lastAt: number): HeldEdge {
+    return { a, b, weight, lastAt, strength: this.strengthOf(weight, lastAt) };
+  }
+
+  private insert(edge: HeldEdge): void {
     for (const [end, other] of [[edge.a, edge.b], [edge.b, edge.a]] as const) {
       let map = this.byMemory.get(end);
       if (!map) this.byMemory.set(end, (map = new Map()));
@@ -128,16 +144,12 @@ export class AssociationGraph implements AssociationReader {
     }
   }
 
-  /** Makes room for one more edge of `id`: the key of the edge dropped, if it was full. */
-  private evictWeakest(id: string, now: number): string | null {
+  /** Makes room for one more edge of `id`: the edge dropped, if it was full. */
+  private evictWeakest(id: string): HeldEdge | null {
     const mine = this.byMemory.get(id);
     if (!mine || mine.size < this.rules.maxPerMemory) return null;
-    let weakest: AssociationEdge | null = null;
-    let weakestWeight = Infinity;
-    for (const edge of mine.values()) {
-      const weight = decayedWeight(edge, now, this.rules.decayDays);
-      if (weight < weakestWeight) [weakest, weakestWeight] = [edge, weight];
-    }
+    let weakest: HeldEdge | null = null;
+    for (const edge of mine.values()) if (!weakest || edge.strength < weakest.strength) weakest = edge;
     if (!weakest) return null;
     for (const [end, other] of [[weakest.a, weakest.b], [weakest.b, weakest.a]] as const) {
       const map = this.byMemory.get(end);
@@ -145,6 +157,6 @@ export class AssociationGraph implements AssociationReader {
       if (map?.size === 0) this.byMemory.delete(end);
     }
     this.edges--;
-    return edgeKey(weakest.a, weakest.b);
+    return weakest;
   }
 }

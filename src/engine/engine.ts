@@ -162,7 +162,7 @@ class EngramEngine implements Engine {
     this.queue = new WriteQueue(options.store);
     const { associationStep: step, associationDecayDays: decayDays, maxAssociations: maxPerMemory } = options.learning;
     this.associations = new AssociationGraph({ step, decayDays, maxPerMemory });
-    this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError, (keys) => this.associations.asWrite(keys));
+    this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError, (edges) => this.associations.asWrite(edges));
     this.vectors = new VectorState(options, this.records, this.queue);
   }
 
@@ -405,8 +405,7 @@ class EngramEngine implements Engine {
     });
     // A hit removed while the search ran forms no association (its edges would outlive it in the store).
     const direct = result.hits.filter((hit) => hit.explain.associative === undefined && this.records.has(hit.id)).map((hit) => hit.id);
-    const edgeKeys = this.associations.strengthen(direct, now);
-    this.touches.update(updated, edgeKeys);
+    this.touches.update(updated, this.associations.strengthen(direct, now));
     const ms = performance.now() - started;
     const pairs = (direct.length * (direct.length - 1)) / 2;
     result.trace.stages.push({

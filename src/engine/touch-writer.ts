@@ -8,7 +8,7 @@
  * burst of searches delays one of them. `flush` writes at once.
  */
 import { ErrorCode, toEngramError, type EngramError } from '../errors.js';
-import type { Store, StoreWrite } from '../store/store.js';
+import type { AssociationEdge, Store, StoreWrite } from '../store/store.js';
 import type { MemoryRecord } from '../types.js';
 import type { RecordTable } from './record-table.js';
 import type { WriteQueue } from './write-queue.js';
@@ -25,8 +25,8 @@ export const TOUCH_WRITE_MAX_PENDING = 5_000;
 
 export class TouchWriter {
   private readonly pending = new Set<string>();
-  /** Keys (graph-rows.ts edgeKey) of associations changed since the last write. */
-  private readonly pendingEdges = new Set<string>();
+  /** Associations changed since the last write (AssociationGraph.strengthen's edges). */
+  private readonly pendingEdges = new Set<AssociationEdge>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** When (performance.now) the oldest unsaved touch happened, or null when none is waiting. */
   private pendingSince: number | null = null;
@@ -39,7 +39,7 @@ export class TouchWriter {
     /** Receives a failed write. */
     private readonly onError: (error: EngramError) => void,
     /** The store write of these associations as they now are (AssociationGraph.asWrite). */
-    private readonly associationsWrite: (keys: string[]) => NonNullable<StoreWrite['associations']> = () => ({}),
+    private readonly associationsWrite: (edges: AssociationEdge[]) => NonNullable<StoreWrite['associations']> = () => ({}),
   ) {}
 
   /** Counts an access to each of `ids` at `now`, and schedules the store write. */
@@ -53,14 +53,14 @@ export class TouchWriter {
     );
   }
 
-  /** Sets these records (already changed, e.g. reinforced) in memory and schedules them with the edges' keys. */
-  update(records: readonly MemoryRecord[], edgeKeys: readonly string[]): void {
+  /** Sets these records (already changed, e.g. reinforced) in memory and schedules them with these associations. */
+  update(records: readonly MemoryRecord[], edges: readonly AssociationEdge[]): void {
     const ids = records.map((r) => r.id);
     for (const record of records) {
       this.records.set(record);
       this.pending.add(record.id);
     }
-    for (const key of edgeKeys) this.pendingEdges.add(key);
+    for (const edge of edges) this.pendingEdges.add(edge);
     // Changed in memory only until written: kept there until then.
     this.records.hold(ids);
     const since = (this.pendingSince ??= performance.now());
@@ -79,7 +79,7 @@ export class TouchWriter {
     this.pendingSince = null;
     if (this.pending.size === 0 && this.pendingEdges.size === 0) return Promise.resolve();
     const ids = [...this.pending];
-    const edgeKeys = [...this.pendingEdges];
+    const edges = [...this.pendingEdges];
     this.pending.clear();
     this.pendingEdges.clear();
     return this.queue
@@ -88,8 +88,8 @@ export class TouchWriter {
         // stale data; an edge gone by then (evicted, or its memory removed) is deleted.
         const put = ids.flatMap((id) => this.records.get(id) ?? []);
         try {
-          if ((put.length > 0 || edgeKeys.length > 0) && !this.storeClosed) {
-            await this.store.write({ put, associations: this.associationsWrite(edgeKeys) });
+          if ((put.length > 0 || edges.length > 0) && !this.storeClosed) {
+            await this.store.write({ put, associations: this.associationsWrite(edges) });
           }
         } finally {
           // Touched again since: still held for the next write.

@@ -12,9 +12,6 @@ export function edgeKey(a: string, b: string): string {
   return JSON.stringify([a, b]);
 }
 
-export function splitEdgeKey(key: string): [a: string, b: string] {
-  return JSON.parse(key) as [string, string];
-}
 
 /** One key per (from, to, kind). */
 export function linkKey(link: Pick<Link, 'from' | 'to' | 'kind'>): string {
