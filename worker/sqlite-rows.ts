@@ -182,5 +182,11 @@ export const DELETE_GRAPH_OF = [
   'DELETE FROM links WHERE from_id IN (SELECT value FROM json_each(?1))',
   'DELETE FROM links WHERE to_id IN (SELECT value FROM json_each(?1))',
 ];
-export const LOAD_ASSOCIATIONS = `SELECT json_group_array(json_array(a, b, ${exactNumber('weight')}, ${exactNumber('last_at')})) FROM associations`;
-export const LOAD_LINKS = `SELECT json_group_array(json_array(from_id, to_id, kind, ${exactNumber('confidence')}, ${exactNumber('created_at')})) FROM links`;
+// Both load LOAD_CHUNK rows per call, after the key of the last row read (bound as ?1, ?2[, ?3]; the empty string
+// sorts before every id), walking each table's primary key: one JSON string per chunk, never one of the whole table.
+export const LOAD_ASSOCIATIONS = `
+  SELECT json_group_array(json_array(a, b, ${exactNumber('weight')}, ${exactNumber('last_at')}))
+  FROM (SELECT * FROM associations WHERE (a, b) > (?1, ?2) ORDER BY a, b LIMIT ${LOAD_CHUNK})`;
+export const LOAD_LINKS = `
+  SELECT json_group_array(json_array(from_id, to_id, kind, ${exactNumber('confidence')}, ${exactNumber('created_at')}))
+  FROM (SELECT * FROM links WHERE (from_id, to_id, kind) > (?1, ?2, ?3) ORDER BY from_id, to_id, kind LIMIT ${LOAD_CHUNK})`;

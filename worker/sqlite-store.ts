@@ -446,16 +446,27 @@ export class SqliteStore implements Store {
 
   loadAssociations(): Promise<AssociationEdge[]> {
     return this.serial('load associations', async () => {
-      const rows = JSON.parse(String(await this.db.scalar(LOAD_ASSOCIATIONS))) as [string, string, LoadedNumber, LoadedNumber][];
+      const rows = await this.loadByKey<[string, string, LoadedNumber, LoadedNumber]>(LOAD_ASSOCIATIONS, 2);
       return rows.map(([a, b, weight, lastAt]) => ({ a, b, weight: loadedNumber(weight), lastAt: loadedNumber(lastAt) }));
     });
   }
 
   loadLinks(): Promise<Link[]> {
     return this.serial('load links', async () => {
-      const rows = JSON.parse(String(await this.db.scalar(LOAD_LINKS))) as [string, string, Link['kind'], LoadedNumber, LoadedNumber][];
+      const rows = await this.loadByKey<[string, string, Link['kind'], LoadedNumber, LoadedNumber]>(LOAD_LINKS, 3);
       return rows.map(([from, to, kind, confidence, createdAt]) => ({ from, to, kind, confidence: loadedNumber(confidence), createdAt: loadedNumber(createdAt) }));
     });
+  }
+
+  /** Every row of a keyset-chunked statement (LOAD_ASSOCIATIONS, LOAD_LINKS), whose first `keyWidth` columns are the key. */
+  private async loadByKey<Row extends (string | number)[]>(sql: string, keyWidth: number): Promise<Row[]> {
+    const rows: Row[] = [];
+    for (let after: (string | number)[] = new Array<string>(keyWidth).fill(''); ; ) {
+      const chunk = JSON.parse(String(await this.db.scalar(sql, after))) as Row[];
+      for (const row of chunk) rows.push(row);
+      if (chunk.length < LOAD_CHUNK) return rows;
+      after = chunk.at(-1)!.slice(0, keyWidth);
+    }
   }
 
   readMeta(key: string): Promise<string | Uint8Array | null> {

@@ -78,8 +78,9 @@ export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'statu
 ]);
 
 /**
- * Methods that change memories: they go through the engine's write queue (so they may wait behind another tab's
- * long write) and change what the lexical snapshot holds.
+ * Methods that change memories or their links: they go through the engine's write queue (so they may wait behind
+ * another tab's long write), and the host schedules a lexical snapshot save after each (worker/snapshots.ts), also
+ * after those that leave the index as it was (`link`, `unlink`, a `pin`).
  */
 export const WRITE_METHODS: ReadonlySet<string> = new Set<MethodName>(['add', 'update', 'remove', 'pin', 'import', 'link', 'unlink']);
 

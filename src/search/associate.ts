@@ -52,7 +52,8 @@ export interface Associated {
 export async function associate(adjusted: Scored[], options: SearchOptions & { associations: AssociationOptions }, ctx: AssociateContext): Promise<Associated> {
   const { floor, bridges: secondHop, bridgeMinCosine } = { ...DEFAULT_ASSOCIATIONS, ...options.associations };
   const limit = options.associations.limit ?? options.k;
-  const direct = new Set(adjusted.slice(0, options.k).map((s) => s.candidate.id));
+  const top = adjusted.slice(0, options.k);
+  const direct = new Set(top.map((s) => s.candidate.id));
   const allowed = (id: string) => {
     if (direct.has(id)) return false;
     const summary = ctx.summary(id);
@@ -64,7 +65,7 @@ export async function associate(adjusted: Scored[], options: SearchOptions & { a
     const best = reached.get(id);
     if (!best || path.weight > best.weight) reached.set(id, path);
   };
-  for (const { candidate } of adjusted.slice(0, options.k)) {
+  for (const { candidate } of top) {
     for (const { id, weight } of ctx.graph.around(candidate.id, ctx.now, floor)) if (allowed(id)) offer(id, { via: candidate.id, weight });
   }
   const firstHop = [...reached.entries()];

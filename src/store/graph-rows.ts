@@ -12,7 +12,6 @@ export function edgeKey(a: string, b: string): string {
   return JSON.stringify([a, b]);
 }
 
-
 /** One key per (from, to, kind). */
 export function linkKey(link: Pick<Link, 'from' | 'to' | 'kind'>): string {
   return JSON.stringify([link.from, link.to, link.kind]);

@@ -544,11 +544,15 @@ export const storeSpec: StoreSpecCase[] = [
         await first.close();
         return;
       }
-      await first.write({ associations: { put: [edge('a', 'c', 0.5)] }, links: { put: [link('a', 'c', 'edits', 0.5)] } });
+      // More rows than one load chunk (10,000) of either table.
+      const many = Array.from({ length: 10_050 }, (_, i) => `n${String(i).padStart(5, '0')}`);
+      const manyEdges = many.map((id) => edge('a', id, 0.5));
+      const manyLinks = many.map((id) => link('a', id, 'references'));
+      await first.write({ associations: { put: [edge('a', 'c', 0.5), ...manyEdges] }, links: { put: [link('a', 'c', 'edits', 0.5), ...manyLinks] } });
       await first.close();
       await withStore(open, async (second) => {
-        assertEqual(await second.loadAssociations!(), [edge('a', 'c', 0.5)], 'associations after reopen');
-        assertEqual(await second.loadLinks!(), [link('a', 'c', 'edits', 0.5)], 'links after reopen');
+        assertEqual(sorted(await second.loadAssociations!()), sorted([edge('a', 'c', 0.5), ...manyEdges]), 'associations after reopen, over two load chunks');
+        assertEqual(sorted(await second.loadLinks!()), sorted([link('a', 'c', 'edits', 0.5), ...manyLinks]), 'links after reopen, over two load chunks');
       });
     },
   },
