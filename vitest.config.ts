@@ -1,15 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
-export default defineConfig({
+// `vitest --mode fast` (npm run test:fast) is the inner-loop tier: property tests run fewer cases and heavy campaigns
+// are left to `npm test` (test/unit/helpers/tier.ts).
+export default defineConfig(({ mode }) => ({
   test: {
     projects: [
       {
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          // The public types (test/types/*.test-d.ts) are checked by tsc in the same run.
-          typecheck: { enabled: true, include: ['test/types/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+          // The public types (test/types/*.test-d.ts) are checked by tsc in the same run: with the whole project, or
+          // in the fast tier only with what they import.
+          typecheck: {
+            enabled: true,
+            include: ['test/types/**/*.test-d.ts'],
+            tsconfig: mode === 'fast' ? './test/types/tsconfig.json' : './tsconfig.json',
+          },
           environment: 'node',
+          env: mode === 'fast' ? { ENGRAM_FAST: '1' } : {},
+          setupFiles: ['test/unit/helpers/fast-check-setup.ts'],
           testTimeout: 30_000,
         },
       },
@@ -41,4 +50,4 @@ export default defineConfig({
       },
     ],
   },
-});
+}));

@@ -11,7 +11,8 @@
  *            are each leg's own full ranking.
  * Terms: a LexicalIndex with the engine's default lexical options (same stop words and stemming as the engine).
  */
-import { defaultSearchOptions, LexicalIndex } from '../src/advanced.js';
+import { defaultSearchOptions } from '../src/advanced.js';
+import { LexicalIndex } from '../src/internals.js';
 import { createEmbedder, createEngine, type Embedder, type Engine, type SearchOptions, type SearchResult } from '../src/index.js';
 import { CATEGORY_NAMES, dataFolder, loadOrSkip, scoredQuestions, type Conversation } from './lib/run.js';
 

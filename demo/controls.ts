@@ -2,7 +2,8 @@
  * Every search option as a labelled control. Initial values come from the library's `defaultSearchOptions`,
  * so the page always shows the real defaults; `toSearchOptions` turns the form back into options.
  */
-import { DAY_MS, defaultSearchOptions } from '../src/advanced.js';
+import { defaultSearchOptions } from '../src/advanced.js';
+import { DAY_MS } from '../src/internals.js';
 import type { SearchOptions } from '../src/index.js';
 import { DEFAULT_ASSOCIATIONS } from '../src/search/options.js';
 import { DEFAULT_STABILITY_DECAY } from '../src/search/retention.js';

@@ -15,7 +15,6 @@ import { mountReplay } from './replay.js';
 import { queryWordsFirst } from './reranker.js';
 import { renderHits, type Ranking } from './results.js';
 import { SAMPLE_QUERIES, sampleMemories } from './sample-memories.js';
-import { spawnEngramWorker } from './trusted.js';
 
 const SETTINGS_KEY = 'engram-demo:settings:v1';
 // Listing projects and kinds reads every record; past this size the demo stops offering them.
@@ -30,8 +29,6 @@ const empty = byId('empty');
 const questionSelect = byId<HTMLSelectElement>('locomo-questions');
 
 let memory: Memory | null = null;
-/** The worker of the open memory: the demo spawns it (trusted.ts), so the demo ends it after `close()`. */
-let memoryWorker: Worker | null = null;
 let previous: Ranking | null = null;
 let searchSeq = 0;
 /** Embedder id and whether its vectors are complete: when either changes, the ranking can change. */
@@ -437,9 +434,7 @@ function wire(): void {
 /** Closes the open memory, if any, and forgets what the page showed of it. */
 async function closeMemory(): Promise<void> {
   const closing = memory;
-  const worker = memoryWorker;
   memory = null;
-  memoryWorker = null;
   // Searches still running on the closed memory must not render over the next one.
   searchSeq++;
   replay.stop();
@@ -461,8 +456,6 @@ async function closeMemory(): Promise<void> {
     await closing?.close();
   } catch (error) {
     message(`Closing the memory failed: ${describeError(error)}`, 'error');
-  } finally {
-    worker?.terminate();
   }
 }
 
@@ -474,30 +467,25 @@ async function openMemory(name: string, passphrase: string | null): Promise<{ en
   await closeMemory();
   byId('status-count').textContent = 'opening…';
   message(`Opening “${name}”…`);
-  // The demo spawns the worker itself: its CSP lets only the Trusted Types policy in trusted.ts name a script URL.
-  let worker: Worker | undefined;
   let opened: Memory;
   try {
-    worker = spawnEngramWorker(name);
     // The memory's `llm` delegates to the backend picked at each call (llm-picker.ts), and its `reranker` is the
     // demo's own hook, used only by searches with `rerank: { by: 'hook' }`.
     opened = await createMemory({
       name,
-      worker,
+      // The demo's CSP requires Trusted Types and allows one policy: createMemory makes it, for its worker's URL only.
+      trustedTypes: 'engram-demo',
       embedder: { onProgress: showModelProgress },
       llm: llmPicker.model,
       reranker: (query, candidates) => queryWordsFirst(query, candidates),
       ...(passphrase !== null ? { encryption: { passphrase } } : {}),
     });
   } catch (error) {
-    // createMemory ends only the workers it spawned.
-    worker?.terminate();
     message(`Could not open “${name}”: ${describeError(error)}`, 'error');
     byId('status-count').textContent = 'not open';
     throw error;
   }
   memory = opened;
-  memoryWorker = worker;
   const { encrypted } = await opened.status();
   byId('status-database').textContent = `database: ${name}`;
   message(`Opened “${name}”${encrypted ? ', encrypted' : ''}`);

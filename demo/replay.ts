@@ -4,7 +4,7 @@
  * hits that came in through one. Each pass is a session of its own, a few days after the one before (the last pass
  * at "now"), as the library's replay harness does, so spacing raises stability and use can promote memories to core.
  */
-import { DAY_MS } from '../src/advanced.js';
+import { DAY_MS } from '../src/internals.js';
 import type { Memory, SearchOptions, SearchResult } from '../src/index.js';
 import type { ControlState } from './controls.js';
 import { describeError } from './database.js';

@@ -1,5 +1,5 @@
 /** Hits as cards: highlighted text, every explain figure, a bar of how the score is made, and rank changes. */
-import { LexicalIndex, topRankBonus } from '../src/advanced.js';
+import { LexicalIndex, topRankBonus } from '../src/internals.js';
 import type { Hit, MemoryRecord, SearchOptions, SearchResult, TraceQuery } from '../src/index.js';
 import { associationView, type AssociationContext, type AssociationSource } from './associations.js';
 import { formatAge, formatDate, h } from './dom.js';

@@ -1,21 +1,12 @@
 /**
- * `engram/advanced`: what only some apps need. Vector scans to plug into `createEngine({ vectorScan })`, the
- * lexical building blocks (the index's `queryTerms` shows what a query searches for), the search-option resolver and
- * the pieces of the score an app may redraw (`topRankBonus`, `DAY_MS`), the built-in model's settings, and errors
- * as plain data for an app's own channels.
+ * `engram/advanced`: the extension points. What an app plugs into `createEngine` or `createMemory` (a vector scan, a
+ * lexical snapshot, search defaults it resolves itself, a token counter) and the built-in model's settings, plus
+ * errors as plain data for an app's own channels. The engine's own parts are in `engram/internals`.
  */
 export { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions } from './search/options.js';
-export { topRankBonus, type FusionMethod } from './search/fuse.js';
-export { DAY_MS } from './search/decay.js';
-export { COLD_AFTER_DAYS, DEFAULT_STABILITY_DECAY, INITIAL_STABILITY, isCold, stabilityRetention } from './search/retention.js';
-export { qualifiesForCore, reinforced, spacingFactor } from './search/reinforce.js';
-export { AssociationGraph, decayedWeight, type AssociationReader, type AssociationRules } from './engine/associations.js';
+export type { FusionMethod } from './search/fuse.js';
 export type { NeighbourOptions } from './search/neighbours.js';
 export { estimateTokens } from './search/assemble.js';
-
-export { LexicalIndex } from './lexical/lexical-index.js';
-export { ENGLISH_STOP_WORDS } from './lexical/stopwords.js';
-export { stemEnglish } from './lexical/stem.js';
 export type { IndexSnapshot } from './lexical/snapshot.js';
 
 export { exactScan } from './vector/exact-scan.js';

@@ -39,6 +39,19 @@ export class EngramError extends Error {
   }
 }
 
+/**
+ * Whether `value` is an EngramError, of `code` when given: codes keep across the worker boundary.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await memory.add({ id: 'a', text: 'again' });
+ * } catch (error) {
+ *   if (isEngramError(error, ErrorCode.DUPLICATE_ID)) await memory.update('a', { text: 'again' });
+ *   else throw error;
+ * }
+ * ```
+ */
 export function isEngramError(value: unknown, code?: ErrorCode): value is EngramError {
   return value instanceof EngramError && (code === undefined || value.code === code);
 }

@@ -1,11 +1,12 @@
 import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
-import { ErrorCode, invalidInput, toEngramError, type EngramError } from '../src/errors.js';
+import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions } from '../src/embedder/index.js';
-import { CALLABLE_METHODS, WRITE_METHODS, type EncryptionOptions, type MemoryStatus, type MethodName, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import { type EncryptionOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName } from '../src/client/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Embedder, MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
-import { isCurrent, readSnapshot, SnapshotKeeper } from './snapshots.js';
+import { isCurrent, readSnapshot, SnapshotKeeper } from './index-saver.js';
 
 /** Every call a Memory can make of the worker that holds the database. `status` rides along with the methods. */
 export type HostMethod = MethodName | 'status';
@@ -14,7 +15,8 @@ export interface Host {
   /**
    * Runs one method on the engine. `retry` marks a call re-sent after the tab that first received it went away:
    * an `add` whose memories are all there already was committed then and is answered with its ids. `method` and
-   * `args` come from a page or another tab: a method outside the Memory API is refused with INVALID_INPUT.
+   * `args` come from a page or another tab: a method outside the Memory API, or arguments that do not fit its
+   * entry in MEMORY_METHODS (src/client/methods.ts), are refused with INVALID_INPUT.
    */
   call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown>;
   close(): Promise<void>;
@@ -105,6 +107,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
 
   return {
     async call(name, args, onProgress, retry = false) {
+      // Only the Memory API runs: without this, a caller could name any engine method (`close`, `setEmbedder`, or
+      // internals that write to the store outside the write queue).
       const method = checkCall(name, args);
       try {
         const result = await dispatch(method, args, onProgress, retry);
@@ -122,37 +126,17 @@ export async function openHost(options: HostOptions): Promise<Host> {
   };
 
   async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean): Promise<unknown> {
-    switch (method) {
-      case 'status':
-        return status();
-      case 'add':
-        if (retry && (await alreadyAdded(engine, args[0]))) return idsOf(args[0]);
-        return engine.add(args[0] as MemoryInput | MemoryInput[], { onProgress });
-      case 'import':
-        return engine.import(args[0] as Parameters<Engine['import']>[0], { onProgress });
-      default: {
-        const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
-        return run.apply(engine, args);
-      }
-    }
+    if (method === 'status') return status();
+    if (method === 'add' && retry && (await alreadyAdded(engine, args[0]))) return idsOf(args[0]);
+    const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
+    if (!MEMORY_METHODS[method].progress) return run.apply(engine, args);
+    // `{ onProgress }` goes after every declared argument, those left out included.
+    return run.apply(engine, [...Array.from({ length: arityOf(method).max }, (_, i) => args[i]), { onProgress }]);
   }
 }
 
 /** The longest the model waits for the first call before it loads anyway. */
 const MODEL_GRACE_MS = 1000;
-
-
-/**
- * Only the Memory API runs: without this, a caller could name any engine method (`close`, `setEmbedder`, or
- * internals that write to the store outside the write queue).
- */
-function checkCall(method: unknown, args: unknown): HostMethod {
-  if (typeof method !== 'string' || !CALLABLE_METHODS.has(method)) {
-    throw invalidInput(`${typeof method === 'string' ? `"${method.slice(0, 40)}"` : typeof method} is not a Memory method`, { method: String(method).slice(0, 40) });
-  }
-  if (!Array.isArray(args)) throw invalidInput(`the arguments of ${method}() must be an array`);
-  return method as HostMethod;
-}
 
 function idsOf(input: unknown): string[] | null {
   const list = Array.isArray(input) ? input : [input];

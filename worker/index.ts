@@ -4,9 +4,9 @@
  * owns the database (or joins the tab that does, see leader.ts) and answers the Memory API.
  */
 import * as Comlink from 'comlink';
-import { EngramError, ErrorCode, invalidInput } from '../src/errors.js';
+import { EngramError, ErrorCode } from '../src/errors.js';
 import { resolveSearchOptions } from '../src/search/options.js';
-import { newId } from '../src/engine/records.js';
+import { newId } from '../src/util/ids.js';
 import {
   closedError,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -19,6 +19,7 @@ import {
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/client/protocol.js';
+import { checkCall } from '../src/client/methods.js';
 import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/client/page-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
@@ -133,9 +134,9 @@ const api: WorkerApi = {
 
   async call(method, args, onProgress) {
     const target = requireHost();
-    // The method itself is checked against the Memory API where it runs (host.ts), so a follower's call is refused
-    // by the leader too.
-    if (!Array.isArray(args)) throw invalidInput('the arguments of a call must be an array');
+    // Checked here, before the rewrites below read the arguments, and again where the call runs (host.ts), which
+    // also refuses what another tab sends.
+    checkCall(method, args);
     let wire: unknown[] = args;
     if (method === 'add') wire = [withIds(args[0])];
     // This tab's search defaults apply here, before the call may travel to another tab's engine.
@@ -172,4 +173,17 @@ const api: WorkerApi = {
   },
 };
 
-Comlink.expose(api);
+/**
+ * Exposed once per worker. A bundler puts the code this entry shares with its lazy chunks (the wa-sqlite VFS, the
+ * embedder) in the entry's own file, and the chunks import it from there. WebKit (WebKitGTK 2.50, Safari) does not
+ * count a module worker's top-level script as loaded: the first chunk that imports it evaluates this module a second
+ * time, with state of its own. That copy used to expose a second API, never opened, on the same port: both answered
+ * every message and the faster won, so in a production build an `add` right after `open` was refused with
+ * WORKER_FAILED "the worker is not open yet". Only the first copy answers now.
+ */
+const EXPOSED = Symbol.for('engram.worker.exposed');
+const scope = globalThis as typeof globalThis & { [EXPOSED]?: true };
+if (!scope[EXPOSED]) {
+  scope[EXPOSED] = true;
+  Comlink.expose(api);
+}

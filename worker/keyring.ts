@@ -24,7 +24,7 @@ const ENVELOPE_FORMAT = 1;
 export const PBKDF2_ITERATIONS = 600_000;
 const DATA_KEY_BYTES = 32;
 
-export interface KeyEnvelope {
+interface KeyEnvelope {
   format: typeof ENVELOPE_FORMAT;
   /** sqlite3mc's cipher for the pages. */
   cipher: typeof PAGE_CIPHER;
@@ -53,7 +53,7 @@ function isEnvelope(value: unknown): value is KeyEnvelope {
  * The envelope of database `id`: null when it has none (it is not encrypted), `undefined` when IndexedDB cannot be
  * read here. Refuses an envelope of another format, which this Engram cannot unlock.
  */
-export async function readEnvelope(id: string): Promise<KeyEnvelope | null | undefined> {
+async function readEnvelope(id: string): Promise<KeyEnvelope | null | undefined> {
   let value: unknown;
   try {
     value = await readRecord(KEYS_DATABASE, KEYS_STORE, id);
@@ -72,7 +72,7 @@ export async function readEnvelope(id: string): Promise<KeyEnvelope | null | und
  * Stores `next` as the envelope of `id` if the stored one is still `expected` (null: none), in one transaction;
  * false when another tab changed it first.
  */
-export async function replaceEnvelope(id: string, expected: KeyEnvelope | null, next: KeyEnvelope): Promise<boolean> {
+async function replaceEnvelope(id: string, expected: KeyEnvelope | null, next: KeyEnvelope): Promise<boolean> {
   return withRecords(KEYS_DATABASE, KEYS_STORE, async (db) => {
     const tx = db.transaction(KEYS_STORE, 'readwrite');
     const store = tx.objectStore(KEYS_STORE);

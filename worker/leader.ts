@@ -21,8 +21,9 @@
  * Why not a SharedWorker: it cannot use OPFS synchronous access handles, and Chrome on Android has none.
  */
 import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
-import { newId } from '../src/engine/records.js';
-import { closedError, fromWireError, isWireError, timeoutError, timeoutFor, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
+import { newId } from '../src/util/ids.js';
+import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
+import { timeoutFor } from '../src/client/methods.js';
 import type { Progress } from '../src/types.js';
 import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';

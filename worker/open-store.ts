@@ -36,7 +36,7 @@ async function canUseOpfs(): Promise<boolean> {
 }
 
 /** A store as the worker opens it, with what the open found. */
-export type OpenedStore = Store & {
+type OpenedStore = Store & {
   /** The database's data vanished since the last open (evicted or cleared; see worker/sentinel.ts). Never for 'memory'. */
   readonly evicted: boolean;
   /** Its pages are encrypted at rest. Never for 'memory', which writes nothing. */

@@ -22,7 +22,7 @@ import { committed, readRecord, withRecords } from './idb.js';
 const SENTINEL_DATABASE = 'engram-sentinels';
 const SENTINEL_STORE = 'databases';
 
-export interface SentinelRecord {
+interface SentinelRecord {
   /** The instance id stored inside the database (its `meta` row). */
   instance: string;
   /** The instance held at least one memory at some point. */

@@ -24,7 +24,7 @@ const LOAD_VECTORS_BY_IDS = `
   FROM (SELECT v.memory_id, v.data FROM json_each(?3) AS j JOIN vectors AS v ON v.memory_id = j.value AND v.embedder_id = ?1
         WHERE v.dim = ?2 AND length(v.data) = ?4)`;
 
-export interface SqliteStoreOptions {
+interface SqliteStoreOptions {
   /** Database name: letters, digits, '_', '-' and '.'. */
   name: string;
   backend: SqliteBackend;

@@ -9,7 +9,7 @@ import * as SQLite from '@journeyapps/wa-sqlite';
  */
 export type SqliteBackend = 'opfs' | 'opfs-pool' | 'idb';
 
-export type SqliteValue = SQLiteCompatibleType;
+type SqliteValue = SQLiteCompatibleType;
 
 interface Runtime {
   sqlite3: SQLiteAPI;
@@ -332,7 +332,7 @@ export class Connection {
   }
 }
 
-export interface RowReader {
+interface RowReader {
   text(column: number): string;
   number(column: number): number;
   isNull(column: number): boolean;

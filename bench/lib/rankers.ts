@@ -1,7 +1,7 @@
 /** The rankers the harness compares: Engram (any options) and its peers, all over the same memories and vectors. */
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
 import MiniSearch from 'minisearch';
-import { ENGLISH_STOP_WORDS, stemEnglish } from '../../src/advanced.js';
+import { ENGLISH_STOP_WORDS, stemEnglish } from '../../src/internals.js';
 import { createEngine, type Embedder, type Engine, type EngineOptions, type MemoryInput, type SearchOptions } from '../../src/index.js';
 import { DEPTH, type Conversation, type Ranker } from './run.js';
 

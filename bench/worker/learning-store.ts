@@ -7,7 +7,7 @@
 import * as Comlink from 'comlink';
 import { createEmbedder } from '../../src/embedder/index.js';
 import { AssociationGraph } from '../../src/engine/associations.js';
-import { newId } from '../../src/engine/records.js';
+import { newId } from '../../src/util/ids.js';
 import { defaultLearningOptions, reinforced } from '../../src/search/reinforce.js';
 import type { StoreWrite } from '../../src/store/store.js';
 import type { MemoryRecord } from '../../src/types.js';

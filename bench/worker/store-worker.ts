@@ -10,14 +10,14 @@ import { openDB } from 'idb';
 import { createEmbedder } from '../../src/embedder/index.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { decodeSnapshot } from '../../src/lexical/snapshot.js';
-import { newId } from '../../src/engine/records.js';
+import { newId } from '../../src/util/ids.js';
 import type { Embedder, MemoryRecord } from '../../src/types.js';
 import type { StoreWrite } from '../../src/store/store.js';
 import type { EncryptionOptions } from '../../src/client/protocol.js';
 import { PBKDF2_ITERATIONS } from '../../worker/keyring.js';
 import type { SqliteBackend } from '../../worker/sqlite.js';
 import { openSqliteStore } from '../../worker/sqlite-store.js';
-import { readSnapshot, saveSnapshot } from '../../worker/snapshots.js';
+import { readSnapshot, saveSnapshot } from '../../worker/index-saver.js';
 
 export type Backend = SqliteBackend | 'indexeddb';
 const DIM = 100;

@@ -16,17 +16,14 @@ import {
   DEFAULT_WRITE_TIMEOUT_MS,
   installErrorTransfer,
   timeoutError,
-  timeoutFor,
   type CallTimeouts,
   type EncryptionOptions,
   type MemoryStatus,
-  type MethodName,
   type RemoteSearchOptions,
-  type WireArgs,
-  type WireResult,
   type WorkerApi,
 } from './protocol.js';
-import type { RecordLimits } from '../engine/records.js';
+import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from './methods.js';
+import type { RecordLimits } from '../engine/validate.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import { pageCompletion, pageReranker } from './page-hooks.js';
@@ -45,16 +42,22 @@ export interface MemoryOptions {
   embedder?: EmbedderOptions | null;
   /** Default search options of this Memory, merged under each call's. */
   search?: Partial<RemoteSearchOptions>;
-  /** Ask the browser not to evict the data (`navigator.storage.persist()`). Default true. */
+  /** Ask the browser not to evict the data (`navigator.storage.persist()`), without waiting for its answer (Firefox asks the user). Default true. */
   persist?: boolean;
   /** A worker running `engram/worker` that you created (extensions, custom bundlers). Default: one is spawned. */
   worker?: Worker;
-  /** Milliseconds a read (`search`, `get`, `timeline`, `count`, `export`, `status`) may go unanswered before it rejects with TIMEOUT. Default 30,000. */
+  /**
+   * For a page whose CSP has `require-trusted-types-for 'script'`: the Trusted Types policy that vouches for the
+   * worker's script URL when `createMemory` spawns it. A name (allowed by the CSP's `trusted-types` list) makes a
+   * policy that passes only that one URL, created once per page; or pass a policy you created. Default: none.
+   */
+  trustedTypes?: string | ScriptUrlPolicy;
+  /** Milliseconds a read (`search`, `get`, `timeline`, `count`, `export`, `related`, `why`, `status`) may go unanswered before it rejects with TIMEOUT. Default 30,000. */
   callTimeoutMs?: number;
   /**
-   * Milliseconds a write (`add`, `import`, `update`, `remove`, `pin`) may go unanswered before it rejects with
-   * TIMEOUT; each progress event of `add`/`import` restarts it. Default 120,000. A write that timed out may still
-   * complete (it may have been waiting behind another tab's long write).
+   * Milliseconds a write (`add`, `import`, `update`, `remove`, `pin`, `link`, `unlink`) may go unanswered before it
+   * rejects with TIMEOUT; each progress event of `add`/`import` restarts it. Default 120,000. A write that timed out
+   * may still complete (it may have been waiting behind another tab's long write).
    */
   writeTimeoutMs?: number;
   /** Milliseconds `createMemory` may take to open (or join the tab holding the database), and `close()` to finish, before TIMEOUT. Default 120,000. */
@@ -95,9 +98,8 @@ export interface MemoryOptions {
   encryption?: EncryptionOptions | null;
 }
 
-/** The engine's API, answered by the worker, plus `status()`. */
-export interface Memory
-  extends Pick<Engine, 'add' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import' | 'related' | 'link' | 'unlink' | 'why'> {
+/** The engine's API, answered by the worker (the methods of MEMORY_METHODS, src/client/methods.ts), plus `status()`. */
+export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
   /** As `Engine.search`; the `boost` hook is in-process only, so it is not an option here. */
   search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;
   status(): Promise<MemoryStatus>;
@@ -111,7 +113,19 @@ export interface Memory
   close(): Promise<void>;
 }
 
-/** Spawns the worker, opens the database and resolves when searches can be answered. */
+/**
+ * Spawns the worker, opens the database and resolves when searches can be answered.
+ *
+ * @example
+ * ```ts
+ * import { createMemory } from 'engram';
+ *
+ * const memory = await createMemory({ name: 'notes' }); // OPFS, the built-in model, unencrypted
+ * await memory.add({ text: 'Staging moved to eu-west-2', project: 'infra' });
+ * const { hits, context } = await memory.search('where is staging hosted?', { project: 'infra' });
+ * hits[0]?.explain; // why it ranked there
+ * ```
+ */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
   const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null } = options;
@@ -125,7 +139,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     openMs: checkTimeout('openTimeoutMs', options.openTimeoutMs, DEFAULT_OPEN_TIMEOUT_MS),
   };
   const ownWorker = !options.worker;
-  const worker = options.worker ?? new Worker(new URL('../../worker/index.ts', import.meta.url), { type: 'module', name: `engram:${name}` });
+  const worker = options.worker ?? spawnWorker(name, options.trustedTypes);
   const remote = Comlink.wrap<WorkerApi>(worker);
   // Comlink alone would wait forever on a worker that failed to load or crashed.
   const crashed = new Promise<never>((_, reject) => {
@@ -138,7 +152,10 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   const guard = <T>(promise: Promise<T>): Promise<T> => Promise.race([promise, crashed]);
 
   const { onProgress: onModelProgress, ...embedderOptions } = embedder ?? {};
-  const persisting = persist && storage !== 'memory' ? requestPersistence() : Promise.resolve();
+  // Asked, never awaited: Firefox answers navigator.storage.persist() only when the user answers its permission
+  // prompt, which may be never (and is never in a headless or automated browser). Awaiting it held createMemory
+  // forever, past openTimeoutMs, whose clock covers only the worker's open. `status().persisted` says the outcome.
+  if (persist && storage !== 'memory') void requestPersistence();
   try {
     await withTimeout(
       () =>
@@ -153,7 +170,6 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       'open',
       timeouts.openMs,
     );
-    await persisting;
   } catch (error) {
     remote[Comlink.releaseProxy]();
     if (ownWorker) worker.terminate();
@@ -170,8 +186,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     } catch (error) {
       return Promise.reject(error);
     }
-    // add and import always report progress to this side, so a long one that is moving does not time out.
-    const reportsProgress = method === 'add' || method === 'import';
+    // A method with progress always reports it to this side, so a long call that is moving does not time out.
+    const reportsProgress = MEMORY_METHODS[method].progress;
     const run = withTimeout(
       (progressed) => {
         const relay = reportsProgress
@@ -192,24 +208,30 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   const direct = <T>(method: string, ms: number, run: () => Promise<T>): Promise<T> =>
     closing ? Promise.reject(closedError()) : inFlight.track(withTimeout(() => guard(run()), method, ms));
 
+  /** The Memory method `method`, as its table entry describes it. */
+  const forward = (method: MethodName) => {
+    const spec: MethodSpec = MEMORY_METHODS[method];
+    const { min, max } = arityOf(method);
+    return (...given: unknown[]): Promise<unknown> => {
+      // The declared arguments only (extra ones are dropped), less trailing optional ones left undefined.
+      const args = Array.from({ length: max }, (_, i) => given[i]);
+      while (args.length > min && args.at(-1) === undefined) args.pop();
+      try {
+        spec.page?.(args);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      // `{ onProgress }` follows the arguments; its callback travels apart from them.
+      const onProgress = spec.progress ? (given[max] as AddOptions | null | undefined)?.onProgress : undefined;
+      return call(method, args as WireArgs<MethodName>, onProgress);
+    };
+  };
+  const methods = Object.fromEntries(METHOD_NAMES.map((method) => [method, forward(method)])) as unknown as Pick<Memory, MethodName>;
+
   return {
-    add: (input, opts) => call('add', [input], opts?.onProgress),
-    import: (records, opts) => call('import', [records], opts?.onProgress),
-    search: async (query, searchOptions) => {
-      checkRemoteSearchOptions(searchOptions);
-      return call('search', searchOptions === undefined ? [query] : [query, searchOptions]);
-    },
-    get: (id) => call('get', [id]),
-    timeline: (id, timelineOptions) => call('timeline', timelineOptions === undefined ? [id] : [id, timelineOptions]),
-    update: (id, patch) => call('update', [id, patch]),
-    remove: (ids) => call('remove', [ids]),
-    pin: (id, pinned) => call('pin', pinned === undefined ? [id] : [id, pinned]),
-    count: () => call('count', []),
-    related: (id) => call('related', [id]),
-    link: (from, to, kind, linkOptions) => call('link', linkOptions === undefined ? [from, to, kind] : [from, to, kind, linkOptions]),
-    unlink: (from, to, kind) => call('unlink', kind === undefined ? [from, to] : [from, to, kind]),
-    why: (id, whyOptions) => call('why', whyOptions === undefined ? [id] : [id, whyOptions]),
-    export: () => call('export', []),
+    ...methods,
+    // Not engine calls, so not in the table: `status` also reports this tab's own worker, `changePassphrase` runs in
+    // this tab's worker only (a passphrase never travels to another tab), and `close` ends this Memory.
     status: () => direct('status', timeouts.callMs, () => remote.status()),
     changePassphrase: (current, next) => direct('changePassphrase', timeouts.writeMs, () => remote.changePassphrase(current, next)),
     close: () => {
@@ -226,20 +248,6 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       return closing;
     },
   };
-}
-
-/**
- * Search options cross to the worker as plain data, so the `boost` hook (a function) cannot: refused in a Memory's
- * default search options and in each search's, with the same INVALID_INPUT, like options that are not an object.
- */
-function checkRemoteSearchOptions(searchOptions: object | undefined): void {
-  if (searchOptions === undefined) return;
-  if (typeof searchOptions !== 'object' || searchOptions === null || Array.isArray(searchOptions)) {
-    throw invalidInput(`search options must be an object, got ${searchOptions === null ? 'null' : typeof searchOptions}`);
-  }
-  if ('boost' in searchOptions) {
-    throw invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker');
-  }
 }
 
 /** A timeout option: a positive number of milliseconds (at most setTimeout's limit), or the default. */
@@ -270,7 +278,10 @@ function withTimeout<T>(start: (progressed: () => void) => Promise<T>, method: s
   });
 }
 
-/** Best effort: the browser may say no (or ask the user); the data is kept either way until it needs the space. */
+/**
+ * Best effort: the browser may say no, or ask the user and settle only when they answer (Firefox), so nothing
+ * waits for it. The data is kept either way until the browser needs the space.
+ */
 async function requestPersistence(): Promise<void> {
   try {
     if (typeof navigator !== 'undefined' && navigator.storage?.persist && !(await navigator.storage.persisted())) {
@@ -279,4 +290,51 @@ async function requestPersistence(): Promise<void> {
   } catch {
     // Not available in this context (e.g. inside a worker).
   }
+}
+
+/** The part of a Trusted Types policy that `trustedTypes` uses (TypeScript's DOM lib does not declare the API yet). */
+export interface ScriptUrlPolicy {
+  createScriptURL(input: string): unknown;
+}
+
+const policies = new Map<string, ScriptUrlPolicy>();
+
+/** The worker, spawned from the package's own script: through a Trusted Types policy when the page names one. */
+function spawnWorker(name: string, trustedTypes: MemoryOptions['trustedTypes']): Worker {
+  const url = new URL('../../worker/index.ts', import.meta.url);
+  const policy = typeof trustedTypes === 'string' ? namedPolicy(trustedTypes, url.href) : trustedTypes;
+  if (policy !== undefined && typeof policy?.createScriptURL !== 'function') throw invalidInput('trustedTypes must be a policy name or a policy with createScriptURL');
+  try {
+    // The Worker constructor takes a TrustedScriptURL where Trusted Types exist; TypeScript only knows string | URL.
+    return new Worker((policy ? policy.createScriptURL(url.href) : url) as URL, { type: 'module', name: `engram:${name}` });
+  } catch (error) {
+    if (error instanceof TypeError && policy === undefined && (globalThis as { trustedTypes?: unknown }).trustedTypes) {
+      throw new EngramError(
+        ErrorCode.WORKER_FAILED,
+        `the page refused the worker's script URL (${error.message}): with Trusted Types required, name a policy its CSP allows, createMemory({ trustedTypes: 'name' })`,
+      );
+    }
+    throw new EngramError(ErrorCode.WORKER_FAILED, `the Engram worker could not be started: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** A policy named `policyName` that vouches for `workerUrl` only; one per name, since a CSP may refuse a second. */
+function namedPolicy(policyName: string, workerUrl: string): ScriptUrlPolicy | undefined {
+  const factory = (globalThis as { trustedTypes?: { createPolicy(name: string, rules: { createScriptURL(input: string): string }): ScriptUrlPolicy } }).trustedTypes;
+  if (!factory) return undefined; // no Trusted Types in this browser: a plain URL is accepted
+  let policy = policies.get(policyName);
+  if (!policy) {
+    try {
+      policy = factory.createPolicy(policyName, {
+        createScriptURL(input) {
+          if (input !== workerUrl) throw new TypeError(`${policyName}: refusing script URL ${input}`);
+          return input;
+        },
+      });
+    } catch (error) {
+      throw new EngramError(ErrorCode.WORKER_FAILED, `could not create the Trusted Types policy "${policyName}" (is it in the CSP's trusted-types list?): ${error instanceof Error ? error.message : String(error)}`);
+    }
+    policies.set(policyName, policy);
+  }
+  return policy;
 }

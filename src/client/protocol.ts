@@ -1,16 +1,16 @@
 /**
  * What crosses the boundary between the page (create-memory.ts) and the worker (worker/index.ts), and between the
- * worker of one tab and the leader tab's worker (worker/leader.ts): method names, argument shapes, the status,
- * and the Comlink transfer handler that keeps EngramError's code.
+ * worker of one tab and the leader tab's worker (worker/leader.ts): the worker's API and options, the status, errors
+ * as data and the Comlink transfer handler that keeps EngramError's code. The methods themselves are in methods.ts.
  */
 import { transferHandlers, type TransferHandler } from 'comlink';
 import type { EmbedderOptions } from '../embedder/index.js';
-import type { Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError, type SerializedEngramError } from '../errors.js';
 import type { SearchOptions } from '../search/options.js';
-import type { RecordLimits } from '../engine/records.js';
+import type { RecordLimits } from '../engine/validate.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { PageCompletion, PageReranker } from './page-hooks.js';
+import type { CallTimeouts, MethodName, WireArgs, WireResult } from './methods.js';
 import type { Progress } from '../types.js';
 
 /** Where the memories of a `createMemory` live. */
@@ -50,39 +50,8 @@ export interface MemoryStatus {
   rejectedMessages: number;
 }
 
-/** The engine methods a Memory offers, each with the arguments that travel (callbacks travel separately). */
-export type MethodName =
-  | 'add' | 'search' | 'get' | 'timeline' | 'update' | 'remove' | 'pin' | 'count' | 'export' | 'import' | 'related' | 'link'
-  | 'unlink' | 'why';
-
-/**
- * The only methods a worker runs for a caller (its page or another tab): the Memory API and `status`. Anything else
- * the engine has (`close`, `setEmbedder`, its internals) is refused with INVALID_INPUT.
- */
-export const CALLABLE_METHODS: ReadonlySet<string> = new Set<MethodName | 'status'>([
-  'add',
-  'search',
-  'get',
-  'timeline',
-  'update',
-  'remove',
-  'pin',
-  'count',
-  'export',
-  'import',
-  'related',
-  'link',
-  'unlink',
-  'why',
-  'status',
-]);
-
-/**
- * Methods that change memories or their links: they go through the engine's write queue (so they may wait behind
- * another tab's long write), and the host schedules a lexical snapshot save after each (worker/snapshots.ts), also
- * after those that leave the index as it was (`link`, `unlink`, a `pin`).
- */
-export const WRITE_METHODS: ReadonlySet<string> = new Set<MethodName>(['add', 'update', 'remove', 'pin', 'import', 'link', 'unlink']);
+// The Memory API's table and what is derived from it (method names, allowlist, writes, timeouts) live in methods.ts.
+export { CALLABLE_METHODS, timeoutFor, WRITE_METHODS, type CallTimeouts, type MethodName, type WireArgs, type WireResult } from './methods.js';
 
 /** Default of `MemoryOptions.callTimeoutMs`. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -91,26 +60,9 @@ export const DEFAULT_WRITE_TIMEOUT_MS = 120_000;
 /** Default of `MemoryOptions.openTimeoutMs`. */
 export const DEFAULT_OPEN_TIMEOUT_MS = 120_000;
 
-/** How long a call may go unanswered, as the page chose (plain data, sent to the worker at open). */
-export interface CallTimeouts {
-  /** Reads, `status`, and opening. */
-  callMs: number;
-  /** Writes (`add`, `import`, `update`, `remove`, `pin`); restarted by each progress event of `add`/`import`. */
-  writeMs: number;
-  /** Opening (a follower waits for the leader, which may be rebuilding a large index) and closing. */
-  openMs: number;
-}
-
-/** The timeout for one call of `method`. */
-export function timeoutFor(method: string, timeouts: CallTimeouts): number {
-  return WRITE_METHODS.has(method) ? timeouts.writeMs : timeouts.callMs;
-}
-
 export function timeoutError(method: string, ms: number, where: string): EngramError {
   return new EngramError(ErrorCode.TIMEOUT, `${method}() got no answer from ${where} within ${ms} ms`, { details: { method, timeoutMs: ms } });
 }
-export type WireArgs<M extends MethodName> = M extends 'add' | 'import' ? [Parameters<Engine[M]>[0]] : Parameters<Engine[M]>;
-export type WireResult<M extends MethodName> = Awaited<ReturnType<Engine[M]>>;
 
 /** Search options that can cross a thread: everything but the in-process `boost` hook. */
 export type RemoteSearchOptions = Omit<SearchOptions, 'boost'>;

@@ -20,10 +20,10 @@ export const CALIBRATION_TEXTS = [
 ];
 
 /** WebGPU must beat WASM by this factor: on a tie WASM wins, it has no device to lose and no shaders to compile. */
-export const WEBGPU_MARGIN = 0.9;
+const WEBGPU_MARGIN = 0.9;
 const TIMED_RUNS = 3;
 
-export function pickFaster(timings: { wasm: number; webgpu: number }): ActiveDevice {
+function pickFaster(timings: { wasm: number; webgpu: number }): ActiveDevice {
   return timings.webgpu < timings.wasm * WEBGPU_MARGIN ? 'webgpu' : 'wasm';
 }
 
@@ -52,7 +52,7 @@ interface GpuAdapterLike {
   requestDevice(): Promise<{ destroy(): void }>;
 }
 
-export type WebgpuProbe =
+type WebgpuProbe =
   /** No adapter: no flag, blocklisted GPU, or no WebGPU API at all. */
   | { adapter: null }
   /** `adapter` names the GPU; `error` says why a device could not be created on it. */
@@ -63,7 +63,7 @@ export type WebgpuProbe =
  * fails inside ONNX Runtime, session creation never settles (onnxruntime-web 1.31), and transformers.js's load
  * chain waits on it forever, so we must not hand it a GPU that cannot give us a device.
  */
-export async function probeWebgpu(): Promise<WebgpuProbe> {
+async function probeWebgpu(): Promise<WebgpuProbe> {
   const gpu = (globalThis.navigator as { gpu?: { requestAdapter(): Promise<GpuAdapterLike | null> } } | undefined)?.gpu;
   if (!gpu) return { adapter: null };
   let adapter: GpuAdapterLike | null;
@@ -113,7 +113,7 @@ function withStore<T>(mode: IDBTransactionMode, operate: (store: IDBObjectStore)
 }
 
 /** Remembered choice, or undefined (also when IndexedDB is unavailable: we then simply calibrate again). */
-export async function recallChoice(key: string): Promise<DeviceChoice | undefined> {
+async function recallChoice(key: string): Promise<DeviceChoice | undefined> {
   try {
     return (await withStore('readonly', (store) => store.get(key))) as DeviceChoice | undefined;
   } catch {
@@ -129,7 +129,7 @@ export async function rememberChoice(key: string, choice: DeviceChoice): Promise
   }
 }
 
-export interface BrowserDeviceRequest {
+interface BrowserDeviceRequest {
   requested: EmbedderDevice;
   /** Model and dtype: together with the browser and adapter they key the remembered decision. */
   modelKey: string;

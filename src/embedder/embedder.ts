@@ -18,6 +18,17 @@ import {
 import { defaultModelPath, IS_NODE } from './platform.js';
 import { loadModel, type LoadedModel } from './runtime.js';
 
+/**
+ * Loads a model (the built-in one by default, from the package; no network) and resolves when it can embed.
+ *
+ * @example
+ * ```ts
+ * const embedder = await createEmbedder(); // engram/glove-100d, 100 dimensions
+ * const engine = await createEngine({ embedder });
+ * // A Hugging Face model, downloaded once:
+ * const minilm = await createEmbedder({ model: 'Xenova/all-MiniLM-L6-v2', allowRemote: true });
+ * ```
+ */
 export async function createEmbedder(options: EmbedderOptions = {}): Promise<LocalEmbedder> {
   const started = performance.now();
   const { resolved, location } = locate(options);

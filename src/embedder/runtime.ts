@@ -9,7 +9,7 @@ import type { ActiveDevice, EmbedderProgress, Pooling, WasmPaths } from './optio
 import { IS_NODE } from './platform.js';
 
 /** Where the model is (`files`: the built-in model's bundler-emitted assets; others come from modelPath), and how to run it. */
-export interface LoadRequest extends ModelLocation {
+interface LoadRequest extends ModelLocation {
   allowRemote: boolean;
   device: ActiveDevice;
   pooling: Pooling;
@@ -59,7 +59,7 @@ function serialised<T>(task: () => Promise<T>): Promise<T> {
 }
 
 /** The model's folder, or its config file's URL when its files are listed one by one; for messages. */
-export function modelLocation(request: ModelLocation): string {
+function modelLocation(request: ModelLocation): string {
   return request.files ? modelFileUrl(request, 'config.json') : modelFileUrl(request, '');
 }
 
@@ -167,7 +167,7 @@ function wrap(pipe: FeatureExtractionPipeline, { device, pooling }: LoadRequest,
  * Then L2 normalisation, summing in float64. A text with no known token (all [UNK] or empty) pools to a zero
  * vector and stays zeros: cosine 0 to anything.
  */
-export function poolNormalized(hidden: Tensor, mask: Tensor, pooling: Pooling): Float32Array[] {
+function poolNormalized(hidden: Tensor, mask: Tensor, pooling: Pooling): Float32Array[] {
   const [batch, sequence, dim] = hidden.dims as [number, number, number];
   const data = hidden.data as Float32Array;
   const keep = mask.data as ArrayLike<number | bigint>;

@@ -6,6 +6,7 @@
  * most `maxPerMemory` edges; a new one evicts its end's weakest (after decay).
  */
 import type { AssociationEdge, StoreWrite } from '../store/store.js';
+import type { AssociationReader } from '../search/state.js';
 import type { Association } from '../types.js';
 import { DAY_MS } from '../util/time.js';
 
@@ -25,11 +26,6 @@ export function decayedWeight(edge: Pick<AssociationEdge, 'weight' | 'lastAt'>, 
 }
 
 /** What the `associate` stage reads. */
-export interface AssociationReader {
-  /** The memory's associations with their decayed weights at `now`, at least `floor`. */
-  around(id: string, now: number, floor: number): { id: string; weight: number }[];
-}
-
 /**
  * An edge as the graph holds it: `strength` is log(weight) + lastAt / τ, which orders edges as their decayed
  * weights do at any one moment, so finding the weakest needs no exp per edge.

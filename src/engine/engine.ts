@@ -1,113 +1,40 @@
 /**
- * The engine: owns the state (records by id, the lexical index, the vector side) and every operation on it. The
- * store is the source of truth: each change is validated and embedded first, written to the store in one atomic
- * write, and only then applied in memory, so a failure anywhere changes nothing (write-queue.ts). Changes run one
- * at a time; searches read the in-memory state and never wait for them.
+ * The engine: owns the state and every operation on it. The store is the source of truth: a change is validated and
+ * embedded first, written to the store in one atomic write, and only then applied in memory, so a failure anywhere
+ * changes nothing. Changes run one at a time (write-queue.ts); searches read the in-memory state and never wait.
  *
- * This file wires the parts, each with its own lifecycle: options.ts (checked once), write-queue.ts,
- * lexical-snapshot.ts (open and save), supersede.ts (a pure plan per add), touch-writer.ts (bookkeeping after
- * search) and vector-state.ts (embedder, stored vectors, re-indexing).
+ * This file wires the parts (docs/architecture.md): open.ts, validate.ts, vector-state.ts, touch-writer.ts,
+ * provenance.ts, timeline.ts, lexical-persistence.ts; a search is search/pipeline.ts, post-answer stages included.
  */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { LexicalIndex } from '../lexical/lexical-index.js';
 import type { IndexSnapshot } from '../lexical/snapshot.js';
-import { ThreadIndex } from '../search/neighbours.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
-import { runPipeline, type PipelineState } from '../search/pipeline.js';
-import type { RecordSummary } from '../store/store.js';
-import { isCold } from '../search/retention.js';
-import { reinforced } from '../search/reinforce.js';
+import { runPipeline } from '../search/pipeline.js';
+import type { PipelineState } from '../search/state.js';
+import { ThreadIndex } from '../search/thread-index.js';
+import { changesIndexed } from '../store/change-counter.js';
 import type {
   Association, Embedder, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
+import { checkId, newId } from '../util/ids.js';
+import type { AddOptions, Engine, EngineStats } from './api.js';
 import { AssociationGraph } from './associations.js';
-import { checkConfidence, checkLinkKind, checkWhyOptions, LinkGraph } from './links.js';
-import { embedTexts } from './embed.js';
-import { encodeLexical, repackLexical, openLexical } from './lexical-snapshot.js';
+import { cloneRecord } from './copy.js';
+import { encodeLexical, repackLexical } from './lexical-persistence.js';
+import { LinkGraph } from './links.js';
+import { loadState } from './open.js';
 import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
+import { Provenance } from './provenance.js';
 import { RecordTable } from './record-table.js';
-import { applyPatch, changesIndexed, checkId, cloneRecord, describe, newId, recordFromImport, recordFromInput } from './records.js';
-import { planSupersedeAsync } from './supersede.js';
+import { timeline } from './timeline.js';
 import { TouchWriter } from './touch-writer.js';
+import { applyPatch, checkCallSize, checkDistinct, recordFromImport, recordFromInput } from './validate.js';
 import { VectorState } from './vector-state.js';
 import { WriteQueue } from './write-queue.js';
 
+export type { AddOptions, Engine, EngineStats } from './api.js';
 export type { EngineOptions } from './options.js';
-
-/** A summary in the shape the thread index files (it reads id, createdAt and meta.thread). */
-function threadEntry(summary: RecordSummary): Pick<MemoryRecord, 'id' | 'createdAt' | 'meta'> {
-  return summary.thread === undefined ? { id: summary.id, createdAt: summary.createdAt } : { id: summary.id, createdAt: summary.createdAt, meta: { thread: summary.thread } };
-}
-
-/** When a record last changed: updatedAt, else createdAt. */
-function lastChange(record: MemoryRecord): number {
-  return record.updatedAt ?? record.createdAt;
-}
-
-export interface AddOptions {
-  /** Called after each embedded batch: memories done so far out of the call's total. */
-  onProgress?(progress: Progress): void;
-}
-
-export interface Engine {
-  /** Stores memories; returns their ids in input order. Atomic: every item is stored or none is. */
-  add(input: MemoryInput | MemoryInput[], opts?: AddOptions): Promise<string[]>;
-  search(query: string, options?: Partial<SearchOptions>): Promise<SearchResult>;
-  /** A copy of the memory, or null when there is none with this id. */
-  get(id: string): Promise<MemoryRecord | null>;
-  /**
-   * The memories just before and after one memory (copies, oldest first): in its thread (`meta.thread`), or, when it
-   * has none, among the memories without a thread by createdAt (ties by arrival). Every stored memory counts,
-   * superseded and expired ones too (their records say so): a timeline shows what was stored, as `get` does.
-   * `before`/`after`: integers 0–100, default 3 (INVALID_INPUT otherwise). NOT_FOUND for an unknown id.
-   */
-  timeline(id: string, options?: TimelineOptions): Promise<Timeline>;
-  /** Applies a patch (null clears an optional field); re-embeds when the text changes. NOT_FOUND for an unknown id. */
-  update(id: string, patch: MemoryPatch): Promise<MemoryRecord>;
-  /** Removes memories; unknown ids are ignored. Returns how many were removed. */
-  remove(ids: string | string[]): Promise<number>;
-  pin(id: string, pinned?: boolean): Promise<MemoryRecord>;
-  count(): Promise<number>;
-  /** Every record (copies, plain data), re-importable with `import`. */
-  export(): Promise<MemoryRecord[]>;
-  /** Upserts records (as exported, or plain inputs); atomic like `add`. Returns ids in input order. */
-  import(records: (MemoryRecord | MemoryInput)[], opts?: AddOptions): Promise<string[]>;
-  /** Waits for queued writes (touch bookkeeping, re-indexing batches already started). */
-  flush(): Promise<void>;
-  /** Stops re-indexing, waits for queued writes, closes the store. Later calls reject with CLOSED. */
-  close(): Promise<void>;
-  /** Swaps the embedder: loads its stored vectors and re-embeds the rest in the background. */
-  setEmbedder(embedder: Embedder | null): Promise<void>;
-  readonly embedder: Embedder | null;
-  /** Re-indexing progress, or null when every memory has a vector for the current embedder (or there is no embedder). */
-  indexing(): Progress | null;
-  /** Settles when the current re-indexing ends: resolves when vectors are complete, rejects with its error. */
-  readonly ready: Promise<void>;
-  /** The memory's associations (weights decayed to now), strongest first. NOT_FOUND for an unknown id. */
-  related(id: string): Promise<Association[]>;
-  /**
-   * Records a provenance link: `from` causes, derives from, edits… `to` (LinkKind). Both memories must exist
-   * (NOT_FOUND), and differ. Linking again replaces the confidence.
-   */
-  link(from: string, to: string, kind: LinkKind, options?: { confidence?: number }): Promise<Link>;
-  /** Removes the links from `from` to `to` (of `kind` only, when given). Returns how many were removed. */
-  unlink(from: string, to: string, kind?: LinkKind): Promise<number>;
-  /** The provenance links reached from a memory, breadth first (`WhyOptions`). NOT_FOUND for an unknown id. */
-  why(id: string, options?: WhyOptions): Promise<Why>;
-  /** How many memories, core memories, associations and provenance links the engine holds. */
-  stats(): Promise<EngineStats>;
-  /** The lexical index in its binary snapshot form, with the store's change counter (waits for queued writes first). */
-  indexSnapshot(): Promise<IndexSnapshot>;
-  /** How the lexical index was made on open: loaded from `indexSnapshot`, or rebuilt from the records. */
-  readonly lexicalSource: 'snapshot' | 'rebuilt';
-}
-
-export interface EngineStats {
-  memories: number;
-  core: number;
-  associations: number;
-  links: number;
-}
 
 /**
  * The background load of every record starts after the first search is answered, or this long after open: it
@@ -115,25 +42,18 @@ export interface EngineStats {
  */
 const RECORD_LOAD_GRACE_MS = 1000;
 
-/** Most memories `timeline` returns on each side of its anchor. */
-export const MAX_TIMELINE_SIDE = 100;
-const DEFAULT_TIMELINE_SIDE = 3;
-
-function checkTimelineOptions(options: unknown): { before: number; after: number } {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw invalidInput(`timeline options must be an object { before?, after? }, got ${describe(options)}`);
-  }
-  const side = (name: 'before' | 'after'): number => {
-    const value: unknown = (options as TimelineOptions)[name];
-    if (value === undefined) return DEFAULT_TIMELINE_SIDE;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TIMELINE_SIDE) {
-      throw invalidInput(`timeline option ${name} must be an integer from 0 to ${MAX_TIMELINE_SIDE}, got ${describe(value)}`);
-    }
-    return value;
-  };
-  return { before: side('before'), after: side('after') };
-}
-
+/**
+ * An engine in the calling thread (Node, tests, an app's own worker), on `memoryStore()` unless given a store.
+ *
+ * @example
+ * ```ts
+ * import { createEmbedder, createEngine } from 'engram/node';
+ *
+ * const engine = await createEngine({ embedder: await createEmbedder() }); // without an embedder: lexical only
+ * await engine.add({ text: 'Grandma likes tulips and orchids', tags: ['family'] });
+ * const { hits, context, trace } = await engine.search('which flowers does grandma like?');
+ * ```
+ */
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const engine = new EngramEngine(resolveEngineOptions(options));
   await engine.open();
@@ -150,6 +70,7 @@ class EngramEngine implements Engine {
   private readonly vectors: VectorState;
   private readonly associations: AssociationGraph;
   private readonly links = new LinkGraph();
+  private readonly provenance: Provenance;
   /** The session of searches that name none (SearchOptions.session). */
   private readonly session = newId();
   lexicalSource: 'snapshot' | 'rebuilt' = 'rebuilt';
@@ -164,32 +85,12 @@ class EngramEngine implements Engine {
     this.associations = new AssociationGraph({ step, decayDays, maxPerMemory });
     this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError, (edges) => this.associations.asWrite(edges));
     this.vectors = new VectorState(options, this.records, this.queue);
+    this.provenance = new Provenance(this.records, this.queue, this.links, this.associations, options.clock);
   }
 
-  /**
-   * Opens from the stored summaries when the store can read records by id: searches are answered before (or, for a
-   * table above `residentRecords`, without) every record being in memory. Otherwise every record is loaded here.
-   */
   async open(): Promise<void> {
-    const { store } = this.options;
-    /** Every record, when this open read them all. */
-    let loaded: MemoryRecord[] | null = null;
-    try {
-      const summaries = store.loadRecordSummaries && store.loadRecordsByIds ? await store.loadRecordSummaries() : null;
-      const loader = store.loadRecordsByIds?.bind(store);
-      const onDemand = summaries && loader && this.records.startOnDemand(summaries, loader, this.options.residentRecords, this.options.recordCacheSize);
-      if (!onDemand) {
-        // No by-id reads, or a legacy database with an id stored twice (loadDistinct): every record, resident.
-        loaded = this.loadDistinct(await store.loadRecords());
-        this.records.fillResident(loaded);
-      }
-      this.associations.load((await store.loadAssociations?.()) ?? []);
-      this.links.load((await store.loadLinks?.()) ?? []);
-    } catch (error) {
-      throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories from the store');
-    }
-    this.threads.upsertAll([...this.records.summaryValues()].map(threadEntry));
-    this.lexicalSource = await openLexical(this.lexical, this.records, this.options.indexSnapshot, store);
+    const { records, lexical, threads, associations, links } = this;
+    this.lexicalSource = await loadState({ records, lexical, threads, associations, links }, this.options);
     this.recordLoadTimer = setTimeout(this.startRecordLoad, RECORD_LOAD_GRACE_MS);
     // Node: the background load must not keep the process alive.
     (this.recordLoadTimer as { unref?: () => void }).unref?.();
@@ -205,7 +106,6 @@ class EngramEngine implements Engine {
       this.options.onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories in the background')),
     );
   };
-
 
   async indexSnapshot(): Promise<IndexSnapshot> {
     this.checkOpen();
@@ -243,20 +143,13 @@ class EngramEngine implements Engine {
     this.checkOpen();
     return this.queue.run(async () => {
       const list = Array.isArray(input) ? input : [input];
-      this.checkCallSize(list.length, 'add');
+      checkCallSize(list.length, this.options.limits, 'add');
       const now = this.options.clock();
       const created = list.map((item, i) => recordFromInput(item, now, this.options.limits, Array.isArray(input) ? `memory[${i}]` : 'memory'));
-      this.checkDistinct(created);
-      for (const record of created) {
-        if (this.records.has(record.id)) {
-          throw new EngramError(ErrorCode.DUPLICATE_ID, `a memory with id "${record.id}" already exists (use update or import to replace it)`, {
-            details: { id: record.id },
-          });
-        }
-      }
+      checkDistinct(created, (id) => this.records.has(id));
       if (created.length === 0) return [];
       const vectors = await this.vectors.embedAll(created, opts.onProgress);
-      const { batch, stored } = await this.planSupersede(created, vectors);
+      const { batch, stored } = await this.vectors.supersede(created, vectors);
       await this.queue.commit({ put: [...batch, ...stored], vectors: this.vectors.pack(batch, vectors) }, () => {
         this.applyRecords(batch, vectors);
         for (const record of stored) this.records.set(record);
@@ -269,10 +162,10 @@ class EngramEngine implements Engine {
     this.checkOpen();
     return this.queue.run(async () => {
       if (!Array.isArray(input)) throw invalidInput('import takes an array of records');
-      this.checkCallSize(input.length, 'import');
+      checkCallSize(input.length, this.options.limits, 'import');
       const now = this.options.clock();
       const batch = input.map((item, i) => recordFromImport(item, now, this.options.limits, `records[${i}]`));
-      this.checkDistinct(batch);
+      checkDistinct(batch);
       const ids = new Set(batch.map((r) => r.id));
       for (const record of batch) {
         // A supersededBy pointing nowhere would hide the memory for good: drop it.
@@ -293,7 +186,7 @@ class EngramEngine implements Engine {
   update(id: string, patch: MemoryPatch): Promise<MemoryRecord> {
     this.checkOpen();
     return this.queue.run(async () => {
-      const current = await this.mustLoad(id);
+      const current = await this.records.mustGet(id);
       const next = applyPatch(current, patch, this.options.clock(), this.options.limits);
       const textChanged = next.text !== current.text;
       const vectors = textChanged ? await this.vectors.embedAll([next]) : null;
@@ -318,11 +211,7 @@ class EngramEngine implements Engine {
       const gone = new Set(list.filter((id) => this.records.has(id)));
       if (gone.size === 0) return 0;
       // Memories superseded by a removed one become live again rather than vanish.
-      const restoredIds: string[] = [];
-      for (const summary of this.records.summaryValues()) {
-        if (summary.supersededBy !== undefined && gone.has(summary.supersededBy) && !gone.has(summary.id)) restoredIds.push(summary.id);
-      }
-      const restored = (await this.records.getMany(restoredIds)).map((record) => {
+      const restored = (await this.records.getMany(this.records.supersededBy(gone))).map((record) => {
         const copy = cloneRecord(record);
         delete copy.supersededBy;
         return copy;
@@ -348,125 +237,50 @@ class EngramEngine implements Engine {
     this.checkOpen();
     if (typeof query !== 'string') throw invalidInput(`search query must be a string, got ${typeof query}`);
     const resolved = validateSearchOptions(resolveSearchOptions(this.options.search, options));
-    const now = resolved.now ?? this.options.clock();
-    const embedder = this.vectors.embedder;
     const state: PipelineState = {
+      ...this.vectors.searchSide(),
       records: this.records,
       lexical: this.lexical,
       threads: this.threads,
       calibrateSimilarity: this.options.calibrateSimilarity,
-      vectors: this.vectors.index,
-      embedderId: embedder?.id ?? null,
-      vectorsReady: this.vectors.indexing() === null,
-      embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
-      countTokens: this.vectors.countTokens,
       maxQueryChars: this.options.maxQueryChars,
       llm: this.options.llm,
       reranker: this.options.reranker,
       associations: this.associations,
+      answers: this.answers,
+      learning: this.options.learning,
+      session: this.session,
     };
-    const result = await runPipeline(state, query, resolved, now);
+    const result = await runPipeline(state, query, resolved, resolved.now ?? this.options.clock());
     this.startRecordLoad();
-    // The hits' records were read by the pipeline; a slow stage (a language model) may have let them be evicted.
-    const pending = this.records.preload(result.hits.map((h) => h.id));
-    if (pending) await pending;
-    this.markCold(result, resolved, now);
-    if (resolved.touch && result.hits.length > 0) {
-      if (resolved.reinforce) this.reinforce(result, resolved.session ?? this.session, now);
-      else this.touches.touch(result.hits.map((h) => h.id), now);
-    }
     for (const hit of result.hits) hit.memory = cloneRecord(this.records.get(hit.id) ?? hit.memory);
     return result;
   }
 
-  /** Marks the hits that were cold before this search (search/retention.ts). */
-  private markCold(result: SearchResult, options: SearchOptions, now: number): void {
-    const decay = options.decay !== false && options.decay.kind === 'stability' ? options.decay : undefined;
-    for (const hit of result.hits) {
-      const record = this.records.get(hit.id);
-      if (record && isCold(record, now, decay)) hit.explain.cold = true;
-    }
-  }
-
-  /**
-   * The `reinforce` stage (search/reinforce.ts): applied in memory now, written in the background with the
-   * associations of every two direct hits; traced after the pipeline's stages.
-   */
-  private reinforce(result: SearchResult, session: string, now: number): void {
-    const started = performance.now();
-    const { learning } = this.options;
-    let promoted = 0;
-    const updated = result.hits.flatMap((hit) => {
-      const record = this.records.get(hit.id);
-      if (!record) return [];
-      const next = reinforced(record, hit.explain.associative !== undefined, now, session, learning);
-      if (next.core && !record.core) promoted++;
-      return [next];
-    });
-    // A hit removed while the search ran forms no association (its edges would outlive it in the store).
-    const direct = result.hits.filter((hit) => hit.explain.associative === undefined && this.records.has(hit.id)).map((hit) => hit.id);
-    this.touches.update(updated, this.associations.strengthen(direct, now));
-    const ms = performance.now() - started;
-    const pairs = (direct.length * (direct.length - 1)) / 2;
-    result.trace.stages.push({
-      name: 'reinforce',
-      in: result.hits.length,
-      out: updated.length,
-      ms,
-      note: `${direct.length} direct, ${updated.length - direct.length} associative; ${pairs} pairs strengthened${promoted > 0 ? `; ${promoted} promoted to core` : ''}; written in the background`,
-      promptTokens: 0,
-      completionTokens: 0,
-    });
-    result.trace.totalMs += ms;
-  }
+  /** Where the post-answer stages write (search/after-answer.ts): the touch writer, in the background. */
+  private readonly answers: PipelineState['answers'] = {
+    touch: (ids, now) => this.touches.touch(ids, now),
+    reinforce: (records, direct, now) => this.touches.update(records, this.associations.strengthen(direct, now)),
+  };
 
   async related(id: string): Promise<Association[]> {
     this.checkOpen();
-    await this.mustLoad(id);
-    return this.associations.related(id, this.options.clock());
+    return this.provenance.related(id);
   }
 
-  link(from: string, to: string, kind: LinkKind, options: { confidence?: number } = {}): Promise<Link> {
+  link(from: string, to: string, kind: LinkKind, options?: { confidence?: number }): Promise<Link> {
     this.checkOpen();
-    return this.queue.run(async () => {
-      checkLinkKind(kind);
-      if (typeof options !== 'object' || options === null) throw invalidInput('link options must be an object { confidence? }');
-      const confidence = checkConfidence(options.confidence);
-      await this.mustLoad(from);
-      await this.mustLoad(to);
-      if (from === to) throw invalidInput('a memory cannot be linked to itself');
-      const link: Link = { from, to, kind, confidence, createdAt: this.options.clock() };
-      await this.queue.commit({ links: { put: [link] } }, () => this.links.set(link));
-      return { ...link };
-    });
+    return this.provenance.link(from, to, kind, options);
   }
 
   unlink(from: string, to: string, kind?: LinkKind): Promise<number> {
     this.checkOpen();
-    return this.queue.run(async () => {
-      checkId(from, 'unlink: from');
-      checkId(to, 'unlink: to');
-      if (kind !== undefined) checkLinkKind(kind);
-      const gone = this.links.between(from, to, kind);
-      if (gone.length === 0) return 0;
-      await this.queue.commit({ links: { remove: gone } }, () => gone.forEach((link) => this.links.delete(link)));
-      return gone.length;
-    });
+    return this.provenance.unlink(from, to, kind);
   }
 
-  async why(id: string, options: WhyOptions = {}): Promise<Why> {
+  async why(id: string, options?: WhyOptions): Promise<Why> {
     this.checkOpen();
-    const { depth, direction } = checkWhyOptions(options);
-    const root = await this.mustLoad(id);
-    const walked = this.links.walk(id, depth, direction);
-    const memories = await this.records.getMany(walked.reached);
-    const byId = new Map(memories.map((record) => [record.id, record]));
-    return {
-      root: cloneRecord(root),
-      edges: walked.edges,
-      memories: walked.reached.flatMap((other) => (byId.has(other) ? [cloneRecord(byId.get(other)!)] : [])),
-      truncated: walked.truncated,
-    };
+    return this.provenance.why(id, options);
   }
 
   async stats(): Promise<EngineStats> {
@@ -485,18 +299,7 @@ class EngramEngine implements Engine {
 
   async timeline(id: string, options: TimelineOptions = {}): Promise<Timeline> {
     this.checkOpen();
-    const { before, after } = checkTimelineOptions(options);
-    let anchor = await this.mustLoad(id);
-    let around = this.threads.around(id, before, after)!;
-    // Until every record is in memory and none changed while they were read (then each is read in this task).
-    for (let pending = this.records.preload([...around.before, ...around.after]); pending; ) {
-      await pending;
-      anchor = await this.mustLoad(id);
-      around = this.threads.around(id, before, after)!;
-      pending = this.records.preload([id, ...around.before, ...around.after]);
-    }
-    const copies = (ids: string[]) => ids.map((neighbour) => cloneRecord(this.records.get(neighbour)!));
-    return { anchor: cloneRecord(anchor), before: copies(around.before), after: copies(around.after), by: around.by };
+    return timeline(id, options, this.records, this.threads);
   }
 
   async count(): Promise<number> {
@@ -535,77 +338,8 @@ class EngramEngine implements Engine {
 
   // ---- internals ----------------------------------------------------------------------------------------
 
-  /**
-   * Puts the loaded records into the table, one per id. A store should never return an id twice, but a database
-   * written before ids had to be well-formed can: SQLite stored '\ud800' and '\ud801' as two rows that both read
-   * back as '\ufffd'. The engine then keeps the later version (by updatedAt, else createdAt; on a tie the one
-   * loaded last, the later write) and reports the others once through onBackgroundError (DUPLICATE_ID) rather
-   * than refusing to open. The store is left as it is: the dropped rows cannot be addressed by their id.
-   */
-  private loadDistinct(loaded: MemoryRecord[]): MemoryRecord[] {
-    const duplicated = new Set<string>();
-    let dropped = 0;
-    const byId = new Map<string, MemoryRecord>();
-    for (const record of loaded) {
-      const kept = byId.get(record.id);
-      if (kept) {
-        duplicated.add(record.id);
-        dropped++;
-        if (lastChange(record) < lastChange(kept)) continue;
-        byId.delete(record.id);
-      }
-      byId.set(record.id, record);
-    }
-    if (dropped === 0) return loaded;
-    const ids = [...duplicated];
-    this.options.onBackgroundError(
-      new EngramError(
-        ErrorCode.DUPLICATE_ID,
-        `the store returned ${dropped} duplicate record(s) for ${ids.length} id(s) (${ids.slice(0, 5).map((id) => JSON.stringify(id)).join(', ')}${ids.length > 5 ? ', …' : ''}); ` +
-          'the latest version of each was kept',
-        { details: { ids, dropped } },
-      ),
-    );
-    return [...byId.values()];
-  }
-
-  /** Refuses more than limits.maxRecordsPerCall items in one add or import (the caller splits them into calls). */
-  private checkCallSize(count: number, call: string): void {
-    const limit = this.options.limits.maxRecordsPerCall;
-    if (count > limit) {
-      throw invalidInput(`${call} got ${count} memories; the limit is ${limit} per call (engine option limits.maxRecordsPerCall): split them into several calls`);
-    }
-  }
-
   private checkOpen(): void {
     if (this.closed) throw new EngramError(ErrorCode.CLOSED, 'this engine is closed');
-  }
-
-  private async mustLoad(id: string): Promise<MemoryRecord> {
-    checkId(id, 'id');
-    const record = await this.records.getOne(id);
-    if (!record) throw new EngramError(ErrorCode.NOT_FOUND, `no memory with id "${id}"`, { details: { id } });
-    return record;
-  }
-
-  private checkDistinct(batch: readonly MemoryRecord[]): void {
-    const seen = new Set<string>();
-    for (const { id } of batch) {
-      if (seen.has(id)) throw new EngramError(ErrorCode.DUPLICATE_ID, `id "${id}" appears twice in one call`, { details: { id } });
-      seen.add(id);
-    }
-  }
-
-  /** What supersede does to a new batch (nothing without vectors): supersede.ts. */
-  private async planSupersede(created: MemoryRecord[], vectors: Float32Array[] | null): Promise<{ batch: MemoryRecord[]; stored: MemoryRecord[] }> {
-    const index = this.vectors.index;
-    if (!vectors || !index) return { batch: created, stored: [] };
-    const { supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan: makeScan } = this.options;
-    // The plan reads stored memories' summaries; the ones it supersedes are written whole, with its mark.
-    const plan = await planSupersedeAsync({ index, storedRecord: (id) => this.records.summary(id), threshold, calibrate, makeScan }, created, vectors);
-    const marks = new Map(plan.stored.map((r) => [r.id, r.supersededBy as string]));
-    const stored = (await this.records.getMany([...marks.keys()])).map((r) => ({ ...cloneRecord(r), supersededBy: marks.get(r.id) as string }));
-    return { batch: plan.batch, stored };
   }
 
   /** Puts records into the map and every index (with their vectors when given). */

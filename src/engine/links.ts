@@ -5,7 +5,7 @@
 import { invalidInput } from '../errors.js';
 import { linkKey } from '../store/graph-rows.js';
 import type { Link, LinkKind, WhyOptions } from '../types.js';
-import { describe } from './records.js';
+import { describeValue } from '../util/describe.js';
 
 export const LINK_KINDS: readonly LinkKind[] = Object.freeze([
   'causes', 'caused_by', 'derives_from', 'contradicts', 'edits', 'references', 'calls', 'imports', 'extends',
@@ -14,27 +14,27 @@ export const LINK_KINDS: readonly LinkKind[] = Object.freeze([
 const KNOWN_KINDS: ReadonlySet<string> = new Set(LINK_KINDS);
 
 /** Most edges `why` returns. */
-export const MAX_WHY_EDGES = 200;
+const MAX_WHY_EDGES = 200;
 /** Deepest `why` walk. */
-export const MAX_WHY_DEPTH = 10;
+const MAX_WHY_DEPTH = 10;
 const DEFAULT_WHY_DEPTH = 4;
 
 export function checkLinkKind(kind: unknown): LinkKind {
-  if (typeof kind !== 'string' || !KNOWN_KINDS.has(kind)) throw invalidInput(`link kind must be one of ${LINK_KINDS.join(', ')}, got ${describe(kind)}`);
+  if (typeof kind !== 'string' || !KNOWN_KINDS.has(kind)) throw invalidInput(`link kind must be one of ${LINK_KINDS.join(', ')}, got ${describeValue(kind)}`);
   return kind as LinkKind;
 }
 
 export function checkConfidence(confidence: unknown): number {
   if (confidence === undefined) return 1;
-  if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1)) throw invalidInput(`link confidence must be a number from 0 to 1, got ${describe(confidence)}`);
+  if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1)) throw invalidInput(`link confidence must be a number from 0 to 1, got ${describeValue(confidence)}`);
   return confidence;
 }
 
 export function checkWhyOptions(options: unknown): { depth: number; direction: 'out' | 'in' | 'both' } {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput(`why options must be an object { depth?, direction? }, got ${describe(options)}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput(`why options must be an object { depth?, direction? }, got ${describeValue(options)}`);
   const { depth = DEFAULT_WHY_DEPTH, direction = 'out' } = options as WhyOptions;
-  if (!Number.isInteger(depth) || depth < 1 || depth > MAX_WHY_DEPTH) throw invalidInput(`why option depth must be an integer from 1 to ${MAX_WHY_DEPTH}, got ${describe(depth)}`);
-  if (direction !== 'out' && direction !== 'in' && direction !== 'both') throw invalidInput(`why option direction must be 'out', 'in' or 'both', got ${describe(direction)}`);
+  if (!Number.isInteger(depth) || depth < 1 || depth > MAX_WHY_DEPTH) throw invalidInput(`why option depth must be an integer from 1 to ${MAX_WHY_DEPTH}, got ${describeValue(depth)}`);
+  if (direction !== 'out' && direction !== 'in' && direction !== 'both') throw invalidInput(`why option direction must be 'out', 'in' or 'both', got ${describeValue(direction)}`);
   return { depth, direction };
 }
 

@@ -11,7 +11,7 @@ import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { Embedder, Progress } from '../types.js';
 import { QuantizedScan } from '../vector/quantized-scan.js';
 import type { VectorScan } from '../vector/scan.js';
-import { defaultRecordLimits, type RecordLimits } from './records.js';
+import { defaultRecordLimits, type RecordLimits } from './validate.js';
 
 export interface EngineOptions {
   /** Where memories live. Default: `memoryStore()` (in memory, lost on exit). The engine closes it on `close()`. */
@@ -154,7 +154,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
 }
 
 /** `defaultLearningOptions` with the caller's fields over them, checked. */
-export function resolveLearning(options: Partial<LearningOptions> | undefined): LearningOptions {
+function resolveLearning(options: Partial<LearningOptions> | undefined): LearningOptions {
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) throw invalidInput('learning must be an object');
   const merged: LearningOptions = { ...defaultLearningOptions };
   for (const key of Object.keys(defaultLearningOptions) as (keyof LearningOptions)[]) {

@@ -8,9 +8,11 @@
  * Besides the map, it counts records that can be ineligible without any caller filter (an expiry date, or
  * superseded): while there are none and the search has no filter, the legs skip the per-memory eligibility check.
  */
+import { EngramError, ErrorCode } from '../errors.js';
 import type { RecordSummary } from '../store/store.js';
 import { summarize } from '../store/summary.js';
 import type { MemoryRecord } from '../types.js';
+import { checkId } from '../util/ids.js';
 import { nextTask } from '../util/schedule.js';
 
 function restricted(summary: RecordSummary): boolean {
@@ -18,7 +20,7 @@ function restricted(summary: RecordSummary): boolean {
 }
 
 /** Reads stored records by id (unknown ids skipped, any order). */
-export type RecordLoader = (ids: readonly string[]) => Promise<MemoryRecord[]>;
+type RecordLoader = (ids: readonly string[]) => Promise<MemoryRecord[]>;
 
 /** Ids per store read of the background load: one read is the longest a call waits behind it. */
 const BACKGROUND_CHUNK = 2000;
@@ -116,6 +118,13 @@ export class RecordTable {
     return this.summaries.has(id);
   }
 
+  /** The memories superseded by one of `ids` and not among them. */
+  supersededBy(ids: ReadonlySet<string>): string[] {
+    const found: string[] = [];
+    for (const summary of this.summaries.values()) if (summary.supersededBy !== undefined && ids.has(summary.supersededBy) && !ids.has(summary.id)) found.push(summary.id);
+    return found;
+  }
+
   /** Every stored memory's summary, in table order. */
   summaryValues(): IterableIterator<RecordSummary> {
     return this.summaries.values();
@@ -183,6 +192,14 @@ export class RecordTable {
 
   async getOne(id: string): Promise<MemoryRecord | undefined> {
     return (await this.getMany([id]))[0];
+  }
+
+  /** The record (checked id), or NOT_FOUND. */
+  async mustGet(id: string): Promise<MemoryRecord> {
+    checkId(id, 'id');
+    const record = await this.getOne(id);
+    if (!record) throw new EngramError(ErrorCode.NOT_FOUND, `no memory with id "${id}"`, { details: { id } });
+    return record;
   }
 
   /**

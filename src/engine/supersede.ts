@@ -18,7 +18,7 @@ import { VectorIndex } from '../vector/vector-index.js';
 export const SUPERSEDE_PROBE = 8;
 
 /** What the plan reads of a memory (a stored memory's summary holds it). */
-export type SupersedeFacts = Pick<MemoryRecord, 'id' | 'createdAt' | 'supersededBy'>;
+type SupersedeFacts = Pick<MemoryRecord, 'id' | 'createdAt' | 'supersededBy'>;
 
 export interface SupersedeContext<R extends SupersedeFacts = MemoryRecord> {
   /** The stored memories' vectors (normalised). */

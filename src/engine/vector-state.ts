@@ -13,10 +13,13 @@ import { embedInBatches, embedTexts } from './embed.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { RecordTable } from './record-table.js';
 import type { WriteQueue } from './write-queue.js';
+import { cloneRecord } from './copy.js';
+import { planSupersedeAsync } from './supersede.js';
+import type { PipelineState } from '../search/state.js';
 
 type VectorOptions = Pick<
   ResolvedEngineOptions,
-  'store' | 'embedBatchSize' | 'vectorScan' | 'vectorMemory' | 'compactVectorsFrom' | 'onIndexProgress' | 'onBackgroundError'
+  'store' | 'embedBatchSize' | 'supersedeThreshold' | 'calibrateSimilarity' | 'vectorScan' | 'vectorMemory' | 'compactVectorsFrom' | 'onIndexProgress' | 'onBackgroundError'
 >;
 
 export class VectorState {
@@ -33,7 +36,7 @@ export class VectorState {
 
   constructor(
     private readonly options: VectorOptions,
-    private readonly records: Pick<RecordTable, 'get' | 'getMany' | 'has' | 'keys' | 'size'>,
+    private readonly records: Pick<RecordTable, 'get' | 'getMany' | 'has' | 'keys' | 'size' | 'summary'>,
     private readonly queue: WriteQueue,
   ) {}
 
@@ -162,6 +165,29 @@ export class VectorState {
     todo.forEach((i, j) => (out[i] = embedded[j]));
     if (todo.length === 0) onProgress?.({ done: batch.length, total: batch.length });
     return out as Float32Array[];
+  }
+
+  /** What a search reads of the vector side, as it is now (search/state.ts). */
+  searchSide(): Pick<PipelineState, 'vectors' | 'embedderId' | 'vectorsReady' | 'embedQuery' | 'countTokens'> {
+    const embedder = this.current;
+    return {
+      vectors: this.vectors,
+      embedderId: embedder?.id ?? null,
+      vectorsReady: this.progress === null,
+      embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
+      countTokens: this.tokenCounter,
+    };
+  }
+
+  /** What supersede does to a new batch (nothing without vectors): supersede.ts's plan; the superseded stored memories whole, with its mark. */
+  async supersede(created: MemoryRecord[], vectors: Float32Array[] | null): Promise<{ batch: MemoryRecord[]; stored: MemoryRecord[] }> {
+    const index = this.vectors;
+    if (!vectors || !index) return { batch: created, stored: [] };
+    const { supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan: makeScan } = this.options;
+    const plan = await planSupersedeAsync({ index, storedRecord: (id) => this.records.summary(id), threshold, calibrate, makeScan }, created, vectors);
+    const marks = new Map(plan.stored.map((r) => [r.id, r.supersededBy as string]));
+    const stored = (await this.records.getMany([...marks.keys()])).map((r) => ({ ...cloneRecord(r), supersededBy: marks.get(r.id) as string }));
+    return { batch: plan.batch, stored };
   }
 
   /** A copy of the stored vector of `record`, when a memory with its id is stored with the same text. */

@@ -44,7 +44,7 @@ const scratch = new Scratch();
  * Field lengths by short document id in flat arrays, filled on first read: a posting then costs no Map lookup.
  * Safe to keep: MiniSearch never reuses a short id and a document's field lengths never change under one id.
  */
-export class FieldLengths {
+class FieldLengths {
   private byField: Float64Array[] = [];
 
   constructor(private readonly index: MiniSearchIndex) {}

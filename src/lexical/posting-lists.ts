@@ -13,7 +13,7 @@ import { PackedPostings } from './packed-postings.js';
 import { memoizeByObject } from '../util/memo.js';
 
 /** Bytes of copied postings kept between searches (views into a snapshot cost nothing here). */
-export const POSTING_CACHE_BYTES = 32 << 20;
+const POSTING_CACHE_BYTES = 32 << 20;
 
 /** One term's live postings in one field, ascending short id. */
 export interface PostingList {

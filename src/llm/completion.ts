@@ -8,7 +8,7 @@ import { invalidInput } from '../errors.js';
 import type { LanguageModel, LlmCompletion, Reranker } from './types.js';
 
 /** Longest answer text accepted (characters): far past what any stage asks for (`maxTokens`), short of a hang. */
-export const MAX_COMPLETION_CHARS = 1_000_000;
+const MAX_COMPLETION_CHARS = 1_000_000;
 
 /** The `llm` option of createEngine and createMemory: null/undefined (none) or an object with a `complete` method. */
 export function checkLanguageModel(llm: unknown): LanguageModel | null {

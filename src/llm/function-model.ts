@@ -20,6 +20,16 @@ import type { LanguageModel, LlmCallOptions, LlmCompletion } from './types.js';
 
 export type CompletionFunction = (prompt: string, options: LlmCallOptions) => Promise<LlmCompletion> | LlmCompletion;
 
+/**
+ * Any function as the language model (see the file's comment for what it receives and may return).
+ *
+ * @example
+ * ```ts
+ * const llm = functionModel(async (prompt, { signal }) => (await fetch('/api/complete', { method: 'POST', body: prompt, signal })).text());
+ * const engine = await createEngine({ llm });
+ * await engine.search('what did I plan for May?', { synthesis: 'llm' });
+ * ```
+ */
 export function functionModel(fn: CompletionFunction): LanguageModel {
   if (typeof fn !== 'function') throw invalidInput(`functionModel needs a function, got ${fn === null ? 'null' : typeof fn}`);
   return {

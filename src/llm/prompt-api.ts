@@ -36,7 +36,7 @@ export interface PromptApiSession {
 }
 
 /** What `availability()` and `create()` take (the Prompt API's `LanguageModelCreateCoreOptions`, text only). */
-export interface PromptApiCoreOptions {
+interface PromptApiCoreOptions {
   expectedInputs?: { type: 'text'; languages?: string[] }[];
   expectedOutputs?: { type: 'text'; languages?: string[] }[];
 }
@@ -73,6 +73,17 @@ export interface PromptApiModel extends LanguageModel {
   destroy(): void;
 }
 
+/**
+ * Chrome's built-in model (see the file's comment); touches nothing until the first call or `ready()`.
+ *
+ * @example
+ * ```ts
+ * const llm = promptApiModel({ system: 'Answer briefly.' });
+ * button.onclick = () => llm.ready(); // Chrome may want a user gesture to download the model
+ * const memory = await createMemory({ llm });
+ * await memory.search('gift ideas for grandma', { understand: 'llm', synthesis: 'llm' });
+ * ```
+ */
 export function promptApiModel(options: PromptApiModelOptions = {}): PromptApiModel {
   const { system, languages = ['en'], onDownloadProgress } = options;
   const core: PromptApiCoreOptions = {

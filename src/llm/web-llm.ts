@@ -50,6 +50,18 @@ export interface WebLlmModelOptions {
   model?: string;
 }
 
+/**
+ * A WebLLM engine the app created and loaded (see the file's comment); Engram never imports WebLLM.
+ *
+ * @example
+ * ```ts
+ * import { CreateMLCEngine } from '@mlc-ai/web-llm';
+ *
+ * const llm = webLlmModel(await CreateMLCEngine('Qwen2.5-0.5B-Instruct-q4f16_1-MLC'));
+ * const memory = await createMemory({ llm });
+ * await memory.search('when did we move staging?', { hyde: true });
+ * ```
+ */
 export function webLlmModel(engine: WebLlmEngine, options: WebLlmModelOptions = {}): LanguageModel {
   if (typeof engine?.chat?.completions?.create !== 'function') {
     throw invalidInput('webLlmModel needs a WebLLM engine (an object with chat.completions.create)');

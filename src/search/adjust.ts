@@ -12,7 +12,7 @@ import type { SearchOptions } from './options.js';
 import type { MemoryRecord } from '../types.js';
 
 /** A candidate with every factor of its score, as the later stages and `explain` need them. */
-export interface Scored {
+export interface ScoredCandidate {
   candidate: FusedCandidate;
   record: MemoryRecord;
   penalty: number;
@@ -27,8 +27,8 @@ export interface Scored {
   rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
 }
 
-export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number): Scored[] {
-  const scored: Scored[] = eligible.map(({ candidate, record, penalty }) => {
+export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number): ScoredCandidate[] {
+  const scored: ScoredCandidate[] = eligible.map(({ candidate, record, penalty }) => {
     const r = recency(record, now, options);
     const b = boost(record, options);
     const quality = record.quality === undefined ? 0 : options.qualityWeight * record.quality;

@@ -11,16 +11,16 @@
  * the memories that join otherwise separate clusters. A memory the legs also found below the top k takes the better
  * of its two scores; the top k themselves keep theirs.
  */
-import { adjust, type Scored } from './adjust.js';
+import { adjust, type ScoredCandidate } from './adjust.js';
 import { penaltyFactor, type Eligibility } from './filter.js';
 import type { FusedCandidate } from './fuse.js';
 import { DEFAULT_ASSOCIATIONS, type AssociationOptions, type SearchOptions } from './options.js';
-import type { AssociationReader } from '../engine/associations.js';
+import type { AssociationReader } from './state.js';
 import type { RecordSummary } from '../store/store.js';
 import type { MemoryRecord } from '../types.js';
 import { calibratedCosine, dot } from '../vector/similarity.js';
 
-export interface AssociateContext {
+interface AssociateContext {
   graph: AssociationReader;
   /** The caller's query, embedded and normalised. */
   query: Float32Array;
@@ -42,14 +42,14 @@ interface Reached {
   weight: number;
 }
 
-export interface Associated {
+interface Associated {
   /** The candidates with the associative ones merged in, best first. */
-  scored: Scored[];
+  scored: ScoredCandidate[];
   added: number;
   bridges: number;
 }
 
-export async function associate(adjusted: Scored[], options: SearchOptions & { associations: AssociationOptions }, ctx: AssociateContext): Promise<Associated> {
+export async function associate(adjusted: ScoredCandidate[], options: SearchOptions & { associations: AssociationOptions }, ctx: AssociateContext): Promise<Associated> {
   const { floor, bridges: secondHop, bridgeMinCosine } = { ...DEFAULT_ASSOCIATIONS, ...options.associations };
   const limit = options.associations.limit ?? options.k;
   const top = adjusted.slice(0, options.k);

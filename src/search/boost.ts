@@ -7,9 +7,9 @@ import { invalidInput } from '../errors.js';
 import type { SearchOptions } from './options.js';
 import type { MemoryRecord } from '../types.js';
 
-export type BoostOptions = Pick<SearchOptions, 'project' | 'projectBoost' | 'pinnedBoost' | 'boost'>;
+type BoostOptions = Pick<SearchOptions, 'project' | 'projectBoost' | 'pinnedBoost' | 'boost'>;
 
-export function projectFactor(record: MemoryRecord, options: BoostOptions): number {
+function projectFactor(record: MemoryRecord, options: BoostOptions): number {
   if (options.project === undefined) return 1;
   if (record.project === undefined) return options.projectBoost.none;
   return record.project === options.project ? options.projectBoost.same : options.projectBoost.other;

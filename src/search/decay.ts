@@ -12,7 +12,6 @@ import { stabilityRetention } from './retention.js';
 import type { MemoryRecord } from '../types.js';
 import { DAY_MS } from '../util/time.js';
 
-export { DAY_MS };
 
 /** Raw retention R of an age-based curve for an age in ms (negative ages, i.e. future dates, and unreadable ones count as 0). */
 export function retention(ageMs: number, decay: Exclude<DecayOptions, { kind: 'stability' }> | false): number {
@@ -27,7 +26,7 @@ export function dampen(retentionValue: number, alpha: number): number {
   return Math.pow(retentionValue, alpha);
 }
 
-export interface RecencyOptions {
+interface RecencyOptions {
   decay: DecayOptions | false;
   decayFrom: 'created' | 'accessed';
   decayAlpha: number;

@@ -7,7 +7,7 @@
  * question ("what books has she read") has its answer spread over sessions, where greedy top-k may spend its
  * places on one session that matches best.
  */
-import { mmrSelect, type MmrPick } from './diversify.js';
+import { mmrSelect, type MmrPick } from './mmr.js';
 import type { DiversityOptions } from './options.js';
 
 export function selectAcrossSessions(

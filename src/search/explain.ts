@@ -1,8 +1,8 @@
 /** A selected candidate as the `Hit` a caller sees, with `explain` holding every factor of its score. */
-import type { Scored } from './adjust.js';
+import type { ScoredCandidate } from './adjust.js';
 import type { Hit } from '../types.js';
 
-export function toHit(s: Scored): Hit {
+export function toHit(s: ScoredCandidate): Hit {
   const { candidate, record } = s;
   const explain: Hit['explain'] = {
     bm25Rank: candidate.rank.lexical,

@@ -11,17 +11,17 @@
 import { invalidInput } from '../errors.js';
 import type { FusedCandidate } from './fuse.js';
 import type { SearchFilter } from './options.js';
-import { toEpochMs } from '../engine/records.js';
+import { toEpochMs } from '../util/dates.js';
 import type { MemoryRecord } from '../types.js';
 
 /** What eligibility reads of a memory: a full record, or the engine's summary of one (store.ts RecordSummary). */
-export type EligibilityFields = Pick<MemoryRecord, 'project' | 'scope' | 'tags' | 'kind' | 'createdAt' | 'validUntil' | 'supersededBy' | 'core'>;
+type EligibilityFields = Pick<MemoryRecord, 'project' | 'scope' | 'tags' | 'kind' | 'createdAt' | 'validUntil' | 'supersededBy' | 'core'>;
 
 /** Kinds whose expiry ends their relevance but which `includeExpiredTransients` brings back (the seed's). */
-export const TRANSIENT_KINDS: ReadonlySet<string> = new Set(['plan', 'transient_state']);
+const TRANSIENT_KINDS: ReadonlySet<string> = new Set(['plan', 'transient_state']);
 export type Eligibility = (record: EligibilityFields) => boolean;
 
-export interface EligibilityOptions {
+interface EligibilityOptions {
   filter: SearchFilter;
   deepRecall: boolean;
   now: number;

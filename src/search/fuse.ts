@@ -25,7 +25,7 @@
  */
 import { calibratedCosine } from '../vector/similarity.js';
 
-export type LegName = 'lexical' | 'vector';
+type LegName = 'lexical' | 'vector';
 
 export interface LegResult {
   leg: LegName;
@@ -50,7 +50,7 @@ export interface FusedCandidate {
   associative?: { via: string; bridge?: string; weight: number; viaFused: number; similarity: number };
 }
 
-export interface FuseOptions {
+interface FuseOptions {
   rrfK: number;
   topRankBonus: boolean;
 }
@@ -183,7 +183,7 @@ export interface QueryList {
   candidates: readonly FusedCandidate[];
 }
 
-export type ListFusion = 'scores' | 'rrf';
+type ListFusion = 'scores' | 'rrf';
 
 /**
  * Fuses the lists of several queries (the caller's, synthesized ones, HyDE) into one, best first; ties keep

@@ -26,7 +26,7 @@ export function hydePrompt(query: string): string {
   ].join('\n');
 }
 
-export function parseHyde(answer: string): string {
+function parseHyde(answer: string): string {
   const text = answer.trim().replace(/^(?:note|memory)\s*:\s*/i, '');
   if (text === '') throw new Error('an empty answer');
   return text;

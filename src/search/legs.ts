@@ -4,11 +4,14 @@
  */
 import { fuse, type FusedCandidate, type LegAnchors, type LegResult } from './fuse.js';
 import type { SearchOptions } from './options.js';
-import type { PipelineState } from './pipeline.js';
+import type { PipelineState } from './state.js';
 import type { Mode } from './route.js';
 import type { Tracer } from './trace.js';
 import { cutQuery } from '../lexical/lexical-index.js';
 import type { TraceQuery } from '../types.js';
+
+/** What the legs read of the search's state. */
+type LegSources = Pick<PipelineState, 'lexical' | 'vectors' | 'embedQuery' | 'maxQueryChars'>;
 
 /**
  * The legs of every query of one search: a lexical and a vector list per query (HyDE text: vector only), and each
@@ -22,7 +25,7 @@ export class QueryLegs {
   private readonly fusedLists: (FusedCandidate[] | undefined)[] = [];
 
   constructor(
-    private readonly state: PipelineState,
+    private readonly state: LegSources,
     private readonly mode: Mode,
     private readonly options: SearchOptions,
     private readonly pool: number,
@@ -95,7 +98,7 @@ export class QueryLegs {
 }
 
 /** What `'scaled'` fusion reads for one query: its reference BM25 and its mean cosine to the store. */
-function anchorsOf(state: PipelineState, query: TraceQuery, vector: Float32Array | undefined): LegAnchors {
+function anchorsOf(state: LegSources, query: TraceQuery, vector: Float32Array | undefined): LegAnchors {
   return {
     lexicalBound: query.source === 'hyde' ? null : (state.lexical.scoreBound(query.text)?.reference ?? null),
     queryBaseline: vector && state.vectors ? state.vectors.meanCosineTo(vector) : 0,

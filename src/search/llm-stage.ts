@@ -28,12 +28,12 @@ export interface StageOutcome {
   note?: string | undefined;
 }
 
-export type LlmAnswer<T> =
+type LlmAnswer<T> =
   | { ok: true; value: T; usage: TokenUsage }
   /** No `usage` when no model was reached (MODEL_NOT_FOUND): the trace counts no call and no tokens. */
   | { ok: false; note: string; usage?: TokenUsage };
 
-export interface LlmStageCall<T> {
+interface LlmStageCall<T> {
   prompt: string;
   maxTokens: number;
   timeoutMs: number;
@@ -49,15 +49,15 @@ export async function askLlm<T>(llm: LanguageModel, call: LlmStageCall<T>): Prom
   if (settled.kind === 'timeout') return { ok: false, note: `the language model did not answer within ${call.timeoutMs} ms`, usage: unanswered };
   if (settled.kind === 'error') {
     // A model that is not there (no Prompt API, none picked) read no prompt: no call, no tokens.
-    if (isEngramError(settled.error, ErrorCode.MODEL_NOT_FOUND)) return { ok: false, note: `no language model: ${describe(settled.error)}` };
-    return { ok: false, note: `the language model failed: ${describe(settled.error)}`, usage: unanswered };
+    if (isEngramError(settled.error, ErrorCode.MODEL_NOT_FOUND)) return { ok: false, note: `no language model: ${errorText(settled.error)}` };
+    return { ok: false, note: `the language model failed: ${errorText(settled.error)}`, usage: unanswered };
   }
   let completion: { text: string; promptTokens?: number; completionTokens?: number };
   try {
     const checked = checkCompletion(settled.value, 'the language model');
     completion = typeof checked === 'string' ? { text: checked } : checked;
   } catch (error) {
-    return { ok: false, note: `the language model answered something other than text (${describe(error)})`, usage: unanswered };
+    return { ok: false, note: `the language model answered something other than text (${errorText(error)})`, usage: unanswered };
   }
   const usage: TokenUsage = {
     promptTokens: completion.promptTokens ?? promptEstimate,
@@ -66,11 +66,11 @@ export async function askLlm<T>(llm: LanguageModel, call: LlmStageCall<T>): Prom
   try {
     return { ok: true, value: call.parse(completion.text), usage };
   } catch (error) {
-    return { ok: false, note: `the language model's answer could not be read: ${describe(error)}`, usage };
+    return { ok: false, note: `the language model's answer could not be read: ${errorText(error)}`, usage };
   }
 }
 
-export type Settled<T> = { kind: 'value'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' };
+type Settled<T> = { kind: 'value'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' };
 
 /**
  * Runs `start` and settles within `timeoutMs`: its value, its error, or `timeout`. The signal handed to `start` is
@@ -91,7 +91,7 @@ export async function settleWithin<T>(start: (signal: AbortSignal) => Promise<T>
   }
 }
 
-export function describe(error: unknown): string {
+export function errorText(error: unknown): string {
   const message = (error instanceof Error ? error.message : String(error)).replace(/^Engram: /, '');
   return message.length > 200 ? `${message.slice(0, 200)}…` : message;
 }

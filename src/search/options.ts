@@ -197,7 +197,7 @@ export interface SearchOptions {
 /** Largest `k`: more hits than a context or a page can use; each hit is copied out and assembled. */
 export const MAX_K = 1_000;
 /** Largest `rerank.inputLimit`: every candidate is shown to the re-ranker (a prompt grows with each). */
-export const MAX_RERANK_INPUT = 200;
+const MAX_RERANK_INPUT = 200;
 /** Largest `candidatePool`: each leg keeps a heap of this size and fusion, filtering and adjusting walk it. */
 export const MAX_CANDIDATE_POOL = 10_000;
 

@@ -1,7 +1,7 @@
 /**
  * One search, top to bottom:
  *   route → understand → synthesize → hyde → lexical → vector → fuse → neighbours → filter → adjust → associate
- *   → rerank → diversify → assemble,
+ *   → rerank → diversify → assemble, then after the answer reinforce (or touch),
  * where offline synthesis (pseudo-relevance feedback) reads the first pass's hits, so it runs after the legs and
  * its queries run through them again before `fuse`.
  * Each stage is its own module; this file only wires them and records the trace. The language-model stages
@@ -9,6 +9,7 @@
  * and the engine has a model, never in `mode: 'vector'`, and never fail the search (llm-stage.ts).
  */
 import { adjust } from './adjust.js';
+import { afterAnswer, markCold } from './after-answer.js';
 import { associate } from './associate.js';
 import { assemble, estimateTokens } from './assemble.js';
 import { diversify } from './diversify.js';
@@ -17,7 +18,7 @@ import { compileEligibility, filterCandidates } from './filter.js';
 import { fuseLists, type FusedCandidate, type QueryList } from './fuse.js';
 import { writeHypothetical } from './hyde.js';
 import type { LlmAccess } from './llm-stage.js';
-import { supportNeighbours, type ThreadIndex } from './neighbours.js';
+import { supportNeighbours } from './neighbours.js';
 import type { SearchOptions } from './options.js';
 import { applyOrder, rerankOrder } from './rerank.js';
 import { QueryLegs } from './legs.js';
@@ -26,38 +27,8 @@ import { synthesizeByLlm } from './synthesize.js';
 import { feedbackQueries } from './synthesize-offline.js';
 import { Tracer } from './trace.js';
 import { understand } from './understand.js';
-import type { AssociationReader } from '../engine/associations.js';
-import type { RecordTable } from '../engine/record-table.js';
-import type { LexicalIndex } from '../lexical/lexical-index.js';
-import type { LanguageModel, Reranker } from '../llm/types.js';
+import type { PipelineState } from './state.js';
 import type { SearchResult, TraceQuery } from '../types.js';
-import type { VectorIndex } from '../vector/vector-index.js';
-
-/** What a search reads: the engine's in-memory state at the time of the call. */
-export interface PipelineState {
-  /** Full records are readable through `get` once `preload` settled (eligibility reads `summary`, for every id). */
-  records: Pick<RecordTable, 'get' | 'summary' | 'preload' | 'size' | 'anyRestricted'>;
-  lexical: LexicalIndex;
-  /** Null without an embedder. */
-  vectors: VectorIndex | null;
-  /** Memories in thread order (`meta.thread`), for the neighbours stage. */
-  threads: ThreadIndex;
-  /** Whether MMR measures memory-to-memory similarity relative to the corpus (see vector/similarity.ts). */
-  calibrateSimilarity: boolean;
-  embedderId: string | null;
-  vectorsReady: boolean;
-  /** Embeds and normalises one query. */
-  embedQuery(query: string): Promise<Float32Array>;
-  countTokens?: (text: string) => number;
-  /** Query characters read by either leg (the lexical index cuts at the same length). */
-  maxQueryChars: number;
-  /** The engine's language model, or null. */
-  llm: LanguageModel | null;
-  /** The engine's re-ranker hook, or null. */
-  reranker: Reranker | null;
-  /** Associations between memories, for the `associate` stage. */
-  associations: AssociationReader;
-}
 
 export async function runPipeline(state: PipelineState, query: string, options: SearchOptions, now: number): Promise<SearchResult> {
   const trace = new Tracer();
@@ -235,5 +206,12 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     (c) => c.ids.length,
   );
 
-  return { hits: selected.map(toHit), context, trace: trace.finish(routed.mode, state.embedderId, understanding, queries, hyde) };
+  const hits = selected.map(toHit);
+  // A slow stage (a language model) may have let the hits' records be evicted since they were read.
+  const reread = records.preload(hits.map((h) => h.id));
+  if (reread) await reread;
+  markCold(hits, records, options, now);
+  afterAnswer(trace, hits, state, options, now);
+
+  return { hits, context, trace: trace.finish(routed.mode, state.embedderId, understanding, queries, hyde) };
 }

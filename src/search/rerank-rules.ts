@@ -23,7 +23,7 @@ export interface QueryTerms {
   idf: ReadonlyMap<string, number>;
 }
 
-export interface RuleWeights {
+interface RuleWeights {
   /** w_c. */
   coverage: number;
   /** w_p. */
@@ -35,7 +35,7 @@ export interface RuleWeights {
 /** The weights picked leave-one-conversation-out on LoCoMo dev (docs/quality.md). */
 export const DEFAULT_RULE_WEIGHTS: Readonly<RuleWeights> = Object.freeze({ coverage: 0.25, proximity: 0, window: 2 });
 
-export interface RuleCandidate {
+interface RuleCandidate {
   id: string;
   /** The memory's processed terms, in order (`LexicalIndex.textTerms(text + ' ' + tags)`). */
   terms: readonly string[];
@@ -43,7 +43,7 @@ export interface RuleCandidate {
   score: number;
 }
 
-export interface RuleScore {
+interface RuleScore {
   id: string;
   score: number;
   coverage: number;

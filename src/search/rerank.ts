@@ -10,8 +10,8 @@
  * changes the order and never the scale that `minScore`, MMR and the caller read. `explain.rerank` has each hit's
  * place before and after.
  */
-import type { Scored } from './adjust.js';
-import { askLlm, describe, settleWithin, type LlmAccess, type StageOutcome } from './llm-stage.js';
+import type { ScoredCandidate } from './adjust.js';
+import { askLlm, errorText, settleWithin, type LlmAccess, type StageOutcome } from './llm-stage.js';
 import type { RerankOptions } from './options.js';
 import { DEFAULT_RULE_WEIGHTS, rerankByRules } from './rerank-rules.js';
 import type { LexicalIndex } from '../lexical/lexical-index.js';
@@ -22,7 +22,7 @@ import type { Reranker } from '../llm/types.js';
 const RERANK_MAX_TOKENS = 200;
 
 /** What the re-rankers read besides the candidates. */
-export interface RerankContext {
+interface RerankContext {
   access: LlmAccess;
   /** The engine's hook, or null. */
   reranker: Reranker | null;
@@ -33,7 +33,7 @@ export interface RerankContext {
 /** The new order of `head` (positions, best first), or none and a note saying why the stage was skipped. */
 export async function rerankOrder(
   query: string,
-  head: readonly Scored[],
+  head: readonly ScoredCandidate[],
   { by, weights }: RerankOptions,
   { access, reranker, lexical }: RerankContext,
 ): Promise<{ order?: number[] } & StageOutcome> {
@@ -53,11 +53,11 @@ export async function rerankOrder(
     const candidates = head.map((s) => ({ id: s.record.id, text: s.record.text, score: s.score }));
     const settled = await settleWithin(() => reranker(query, candidates), access.timeoutMs);
     if (settled.kind === 'timeout') return { note: `skipped: the reranker did not answer within ${access.timeoutMs} ms` };
-    if (settled.kind === 'error') return { note: `skipped: the reranker failed: ${describe(settled.error)}` };
+    if (settled.kind === 'error') return { note: `skipped: the reranker failed: ${errorText(settled.error)}` };
     try {
       return { order: positionsOf(checkRankedIds(settled.value, 'the reranker'), head) };
     } catch (error) {
-      return { note: `skipped: ${describe(error)}` };
+      return { note: `skipped: ${errorText(error)}` };
     }
   }
   const bound = lexical.scoreBound(query);
@@ -69,7 +69,7 @@ export async function rerankOrder(
 }
 
 /** Characters of each candidate's text shown to the model: enough to judge it, bounded for long memories. */
-export const RERANK_TEXT_CHARS = 400;
+const RERANK_TEXT_CHARS = 400;
 
 export function rerankPrompt(query: string, candidates: readonly { text: string }[]): string {
   const lines = candidates.map(({ text }, i) => {
@@ -88,7 +88,7 @@ export function rerankPrompt(query: string, candidates: readonly { text: string 
 }
 
 /** Candidate positions (0-based) in the model's order; numbers out of range and repeats are ignored. */
-export function parseRerank(answer: string, count: number): number[] {
+function parseRerank(answer: string, count: number): number[] {
   const order: number[] = [];
   const seen = new Set<number>();
   for (const match of answer.matchAll(/\d+/g)) {
@@ -102,7 +102,7 @@ export function parseRerank(answer: string, count: number): number[] {
 }
 
 /** Positions in `ids`' order for a hook's answer; unknown ids and repeats are ignored. */
-export function positionsOf(ids: readonly string[], head: readonly Scored[]): number[] {
+function positionsOf(ids: readonly string[], head: readonly ScoredCandidate[]): number[] {
   const index = new Map(head.map((s, i) => [s.record.id, i]));
   const seen = new Set<number>();
   const order: number[] = [];
@@ -119,12 +119,12 @@ export function positionsOf(ids: readonly string[], head: readonly Scored[]): nu
  * Applies an order to the first `head.length` candidates of `all` (see the top of this file). `order` holds
  * positions in the head, best first; the head's other candidates follow in their previous order.
  */
-export function applyOrder(all: readonly Scored[], headLength: number, order: readonly number[], by: RerankOptions['by']): Scored[] {
+export function applyOrder(all: readonly ScoredCandidate[], headLength: number, order: readonly number[], by: RerankOptions['by']): ScoredCandidate[] {
   const head = all.slice(0, headLength);
   const named = new Set(order);
   const positions = [...order, ...head.map((_, i) => i).filter((i) => !named.has(i))];
   const reordered = positions.map((from, to) =>
-    Object.assign({}, head[from] as Scored, { score: (head[to] as Scored).score, rerank: { by, from: from + 1, to: to + 1 } }),
+    Object.assign({}, head[from] as ScoredCandidate, { score: (head[to] as ScoredCandidate).score, rerank: { by, from: from + 1, to: to + 1 } }),
   );
   return [...reordered, ...all.slice(headLength)];
 }

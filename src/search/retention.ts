@@ -28,7 +28,7 @@ export interface StabilityDecay {
 export const DEFAULT_STABILITY_DECAY: Readonly<Required<StabilityDecay>> = Object.freeze({ kind: 'stability', betaDays: 120, floor: 0.02, coreFloor: 0.6 });
 
 /** What retention reads of a memory. */
-export type RetentionFields = Pick<MemoryRecord, 'createdAt' | 'lastAccessedAt' | 'priority' | 'stability' | 'core'>;
+type RetentionFields = Pick<MemoryRecord, 'createdAt' | 'lastAccessedAt' | 'priority' | 'stability' | 'core'>;
 
 /** S · B · β in days: the memory's time constant. */
 function timeConstantDays(record: RetentionFields, decay: StabilityDecay): number {

@@ -16,7 +16,7 @@ export interface Route {
   note: string;
 }
 
-export interface RouteContext {
+interface RouteContext {
   /** Embedder id, or null for lexical-only engines. */
   embedder: string | null;
   /** False while stored vectors are missing for some memories (re-indexing). */

@@ -18,13 +18,13 @@ export interface FeedbackSource {
   idf(terms: readonly string[]): ReadonlyMap<string, number>;
 }
 
-export interface FeedbackDoc {
+interface FeedbackDoc {
   text: string;
   /** The first pass's score (any positive scale). */
   score: number;
 }
 
-export interface FeedbackOptions {
+interface FeedbackOptions {
   /** Hits read. */
   feedbackDocs: number;
   /** Expansion terms kept. */
@@ -35,7 +35,7 @@ export interface FeedbackOptions {
   maxQueries: number;
 }
 
-export const FEEDBACK_DEFAULTS: Readonly<FeedbackOptions> = Object.freeze({ feedbackDocs: 5, feedbackTerms: 6, termsPerQuery: 2, maxQueries: 3 });
+const FEEDBACK_DEFAULTS: Readonly<FeedbackOptions> = Object.freeze({ feedbackDocs: 5, feedbackTerms: 6, termsPerQuery: 2, maxQueries: 3 });
 
 // Letters only, as the lexical index splits at punctuation and digits ("it's" → "it", "s").
 const WORD = /\p{L}+/gu;

@@ -25,12 +25,12 @@ export async function synthesizeByLlm(query: string, type: QueryType, access: Ll
   return answer.ok ? { queries: answer.value, usage: answer.usage } : { queries: [], usage: answer.usage, note: `skipped: ${answer.note}` };
 }
 
-export interface SynthesisCount {
+interface SynthesisCount {
   min: number;
   max: number;
 }
 
-export function synthesisCount(type: QueryType): SynthesisCount {
+function synthesisCount(type: QueryType): SynthesisCount {
   if (type === 'preference') return { min: 4, max: 5 };
   if (type === 'temporal') return { min: 3, max: 4 };
   return { min: 2, max: 3 };
@@ -54,7 +54,7 @@ export function synthesizePrompt(query: string, type: QueryType): string {
 }
 
 /** The model's lines as queries: bullets and numbering removed, blanks, repeats and the question itself dropped, at most `max`. */
-export function parseSynthesized(answer: string, query: string, max: number): string[] {
+function parseSynthesized(answer: string, query: string, max: number): string[] {
   const seen = new Set([normalise(query)]);
   const queries: string[] = [];
   for (const line of answer.split(/\r?\n/)) {

@@ -6,7 +6,7 @@ export const now: () => number =
   typeof performance !== 'undefined' && typeof performance.now === 'function' ? () => performance.now() : () => Date.now();
 
 /** What a stage reports besides its output count: a note, and the tokens of its language-model call if it made one. */
-export interface StageReport {
+interface StageReport {
   note?: string | undefined;
   usage?: TokenUsage | undefined;
 }

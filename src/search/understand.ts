@@ -23,7 +23,7 @@ import type { QueryType, Understanding } from '../types.js';
 export type { QueryType, Understanding };
 type QueryComplexity = Understanding['complexity'];
 
-export const QUERY_TYPES: readonly QueryType[] = ['identifier', 'preference', 'aggregation', 'temporal', 'factual'];
+const QUERY_TYPES: readonly QueryType[] = ['identifier', 'preference', 'aggregation', 'temporal', 'factual'];
 
 const CUES: Record<Exclude<QueryType, 'identifier' | 'factual'>, RegExp[]> = {
   preference: [
@@ -108,7 +108,7 @@ export function understandPrompt(query: string): string {
 }
 
 /** Reads the model's classification; throws when it is not one line of JSON with a known type. */
-export function parseUnderstanding(answer: string, query: string): Understanding {
+function parseUnderstanding(answer: string, query: string): Understanding {
   const json = /\{[^{}]*\}/.exec(answer)?.[0];
   if (!json) throw new Error('no JSON object in the answer');
   const parsed = JSON.parse(json) as { type?: unknown; complexity?: unknown };

@@ -4,7 +4,7 @@
  * synchronous step, so a write is atomic. Everything is copied in and out: callers never share state.
  */
 import { EngramError, ErrorCode } from '../errors.js';
-import { changesIndexed } from '../engine/records.js';
+import { changesIndexed } from './change-counter.js';
 import { checkPackedVectors } from './packed-vectors.js';
 import { checkAssociations, checkLinks, edgeKey, linkKey } from './graph-rows.js';
 import type { AssociationEdge, PackedVectors, Store, StoreWrite } from './store.js';
@@ -20,6 +20,15 @@ interface SpaceVectors {
   rows: Map<string, Float32Array>;
 }
 
+/**
+ * A store in memory, lost on exit: the engine's default. It passes the same spec as the SQLite stores (test/spec).
+ *
+ * @example
+ * ```ts
+ * const store = memoryStore();
+ * const engine = await createEngine({ store }); // engine.close() closes the store
+ * ```
+ */
 export function memoryStore(): Store {
   const records = new Map<string, MemoryRecord>();
   const vectors = new Map<string, SpaceVectors>();

@@ -3,7 +3,7 @@
  * all n. Order is total and deterministic: higher score first, then lower index (so equal scores keep the
  * order in which rows were offered). NaN scores are never selected.
  */
-export interface Scored {
+interface RankedIndex {
   index: number;
   score: number;
 }
@@ -44,8 +44,8 @@ export class TopK {
   }
 
   /** The kept items, best first. Empties the heap. */
-  drain(): Scored[] {
-    const out: Scored[] = new Array(this.length);
+  drain(): RankedIndex[] {
+    const out: RankedIndex[] = new Array(this.length);
     for (let i = this.length - 1; i >= 0; i--) {
       out[i] = { index: this.indices[0] as number, score: this.scores[0] as number };
       this.length--;

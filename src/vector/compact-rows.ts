@@ -38,10 +38,10 @@ export interface CompactScanOptions extends QuantizedScanOptions {
   rescoreLimit?: number;
 }
 
-export const defaultCompactScanOptions: Required<CompactScanOptions> = { ...defaultQuantizedScanOptions, rescoreLimit: 256 };
+const defaultCompactScanOptions: Required<CompactScanOptions> = { ...defaultQuantizedScanOptions, rescoreLimit: 256 };
 
 /** Which rows one search rescores exactly. */
-export interface RescorePlan {
+interface RescorePlan {
   /** Rescored first: the k best eligible rows by int8 score. */
   first: number[];
   /** Other eligible rows that may still reach the top k, with an upper bound of their score (highest first when capped). */

@@ -343,7 +343,7 @@ export function approxBest(
 }
 
 /** Rows kept as int8 codes, as the threshold search reads them (QuantizedScan's, or CompactRows'). */
-export interface Int8Rows {
+interface Int8Rows {
   kernel: Int8Kernel;
   /** Byte offset of row 0's codes, `stride` bytes a row. */
   rowsAt: number;
@@ -410,7 +410,7 @@ export function candidatesAbove(
   }
 }
 
-export interface Quantized {
+interface Quantized {
   scale: number;
   error: number;
 }

@@ -201,7 +201,7 @@ export function createHammingKernel(bytes: number, stride?: number): HammingKern
  * The rows sign codes are built from: an index's float32 matrix, or (compact mode, where the floats are not in
  * memory) a function that writes an approximation of a row into a scratch buffer.
  */
-export type SignRows = VectorRows | ApproxRows;
+type SignRows = VectorRows | ApproxRows;
 
 export interface ApproxRows {
   readonly dim: number;

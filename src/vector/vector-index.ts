@@ -20,7 +20,7 @@ import { dot, meanPairwiseCosine, normalize } from './similarity.js';
 import { TopK } from '../util/topk.js';
 
 /** Reads stored (normalised) vectors by id: the store's `loadVectorsByIds` for one vector space. */
-export type VectorFetch = (ids: readonly string[]) => Promise<{ ids: string[]; data: Float32Array }>;
+type VectorFetch = (ids: readonly string[]) => Promise<{ ids: string[]; data: Float32Array }>;
 
 export interface CompactVectorOptions extends CompactScanOptions {
   fetch: VectorFetch;

@@ -18,8 +18,8 @@ export const uleb = (value: number): number[] => {
 const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
 const name = (text: string): number[] => [...uleb(text.length), ...Array.from(text, (c) => c.charCodeAt(0))];
 
-export const I32 = 0x7f;
-export const V128 = 0x7b;
+const I32 = 0x7f;
+const V128 = 0x7b;
 
 const simd = (code: number): number[] => [0xfd, ...uleb(code)];
 
@@ -103,7 +103,7 @@ export function assembleModule(functions: readonly KernelFunction[]): Uint8Array
 }
 
 /** Compiles `bytes`, or null where WebAssembly or its SIMD is missing (or disallowed, e.g. by a CSP). */
-export function compileSimd(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module | null {
+function compileSimd(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module | null {
   try {
     return typeof WebAssembly === 'object' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
   } catch {

@@ -106,16 +106,15 @@ describe('a hostile page on the tabs’ channel', () => {
       return junk.length;
     });
 
-    // Both tabs keep answering, each call well within its timeout.
+    // Both tabs keep answering: a call the junk stalled would end in TIMEOUT (the options above) and fail the
+    // evaluate; how fast they answer is for the benchmarks.
     const use = (page: Page) =>
       page.evaluate(async (outcomeOf) => {
         const memory = window.memories.m!;
-        const started = performance.now();
         await memory.add({ text: `a later note about the harbour from ${(window as unknown as { tag: string }).tag}` });
         const exported = await memory.export();
         const hits = (await memory.search('harbour', { k: 10 })).hits.length;
         const status = await memory.status();
-        const elapsed = performance.now() - started;
         const outcome = eval(outcomeOf) as (p: Promise<unknown>) => Promise<string>;
         const raw = (window as unknown as { raw: { call(m: string, a: unknown[]): Promise<unknown> } }).raw;
         // A script of the page itself calling the worker directly: only the Memory API runs.
@@ -127,15 +126,13 @@ describe('a hostile page on the tabs’ channel', () => {
           constructor: await outcome(raw.call('constructor', [])),
           notArray: await outcome(raw.call('count', 'x' as unknown as unknown[])),
         };
-        return { exported: exported.length, hits, rejected: status.rejectedMessages, elapsed, refused, countAfter: await memory.count() };
+        return { exported: exported.length, hits, rejected: status.rejectedMessages, refused, countAfter: await memory.count() };
       }, OUTCOME_OF);
     const fromLeader = await use(leader);
     const fromFollower = await use(follower);
     const refused = { commit: 'INVALID_INPUT', close: 'INVALID_INPUT', setEmbedder: 'INVALID_INPUT', applyRecords: 'INVALID_INPUT', constructor: 'INVALID_INPUT', notArray: 'INVALID_INPUT' };
     expect(fromLeader).toMatchObject({ exported: 3, hits: 3, refused, countAfter: 3 });
     expect(fromFollower).toMatchObject({ exported: 4, hits: 4, refused, countAfter: 4 });
-    expect(fromLeader.elapsed).toBeLessThan(10_000);
-    expect(fromFollower.elapsed).toBeLessThan(10_000);
     // Every malformed message was counted by both tabs' workers (the off-curve keys add to it).
     expect(fromLeader.rejected).toBeGreaterThanOrEqual(malformed);
     expect(fromFollower.rejected).toBeGreaterThanOrEqual(malformed);

@@ -9,7 +9,7 @@
  */
 import { ErrorCode } from '../../src/errors.js';
 import type { PackedVectors, Store, StoreWrite } from '../../src/store/store.js';
-import { defaultRecordLimits, recordFromInput } from '../../src/engine/records.js';
+import { defaultRecordLimits, recordFromInput } from '../../src/engine/validate.js';
 import type { Link, MemoryRecord } from '../../src/types.js';
 import { testEmbedder } from '../unit/helpers/embedder.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';

@@ -1,19 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { createEngine, memoryStore, type Embedder, type MemoryInput, type Store } from '../../../src/index.js';
-import { DAY_MS } from '../../../src/search/decay.js';
+import { DAY_MS } from '../../../src/util/time.js';
 import { testEmbedder } from '../helpers/embedder.js';
 import { hostileQuery } from '../helpers/arbitraries.js';
-import { snapshot } from '../helpers/stores.js';
+import { reopenable, snapshot } from '../helpers/stores.js';
+import { runs } from '../helpers/tier.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const daysAgo = (n: number) => NOW - n * DAY_MS;
 const STAGES = ['route', 'understand', 'lexical', 'vector', 'fuse', 'neighbours', 'filter', 'adjust', 'diversify', 'assemble', 'reinforce'];
-
-/** A store whose close() is a no-op, so a second engine can reopen the same data. */
-function reopenable(inner: Store = memoryStore()): Store {
-  return { ...inner, loadRecords: inner.loadRecords, close: async () => undefined };
-}
 
 async function engineWith(memories: MemoryInput[] = [], options: Parameters<typeof createEngine>[0] = {}) {
   const embedder = testEmbedder();
@@ -174,7 +170,7 @@ describe('search through createEngine', () => {
         expect(result.trace.stages.map((s) => s.name)[0]).toBe('route');
         expect(result.hits.length).toBeLessThanOrEqual(5);
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 

@@ -5,17 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createEngine, memoryStore, type Engine, type EngineOptions, type MemoryInput, type Store } from '../../../src/index.js';
-import { DAY_MS } from '../../../src/search/decay.js';
+import { DAY_MS } from '../../../src/util/time.js';
 import type { EngramError } from '../../../src/errors.js';
 import { bagOfWordsVector, testEmbedder } from '../helpers/embedder.js';
-import { faultyStore, snapshot } from '../helpers/stores.js';
+import { faultyStore, reopenable, snapshot } from '../helpers/stores.js';
 
 const NOW = Date.UTC(2026, 0, 1);
-
-/** A store whose close() is a no-op, so a second engine can reopen the same data. */
-function reopenable(inner: Store = memoryStore()): Store {
-  return { ...inner, close: async () => undefined };
-}
 
 const MEMORIES: MemoryInput[] = [
   { id: 'A', text: 'apple fruit orchard' },

@@ -1,13 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/index.js';
-import { neighbourBonuses, NEIGHBOURS_BY_TIME, NEIGHBOURS_TIME_GAP_MS, ThreadIndex } from '../../../src/search/neighbours.js';
+import { neighbourBonuses, NEIGHBOURS_BY_TIME, NEIGHBOURS_TIME_GAP_MS } from '../../../src/search/neighbours.js';
+import { ThreadIndex } from '../../../src/search/thread-index.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { memoryRecord } from '../helpers/records.js';
 
 const MINUTE = 60_000;
 
 function note(id: string, createdAt: number, thread?: string): MemoryRecord {
-  return { id, text: id, createdAt, priority: 1, pinned: false, tags: [], accessCount: 0, ...(thread === undefined ? {} : { meta: { thread } }) };
+  return memoryRecord(id, { text: id, createdAt, ...(thread === undefined ? {} : { meta: { thread } }) });
 }
 
 const ids = (list: { id: string }[]) => list.map((n) => n.id);

@@ -1,14 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { applyPatch, defaultRecordLimits, recordFromImport, recordFromInput } from '../../../src/engine/records.js';
-import { createEngine, isEngramError, memoryStore, type Store } from '../../../src/index.js';
+import { applyPatch, defaultRecordLimits, recordFromImport, recordFromInput } from '../../../src/engine/validate.js';
+import { createEngine, isEngramError } from '../../../src/index.js';
+import { reopenable } from '../helpers/stores.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const limits = defaultRecordLimits;
-
-/** A store whose close() is a no-op, so a second engine can reopen the same data. */
-function reopenable(inner: Store = memoryStore()): Store {
-  return { ...inner, loadRecords: inner.loadRecords, close: async () => undefined };
-}
 
 function invalidMessage(run: () => unknown): string {
   try {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createEngine, memoryStore, type Engine, type MemoryRecord, type Store } from '../../../src/index.js';
 import type { SearchFilter } from '../../../src/search/options.js';
 import { testEmbedder } from '../helpers/embedder.js';
+import { runs } from '../helpers/tier.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const DAY = 86_400_000;
@@ -159,7 +160,7 @@ describe('records on demand', () => {
           for (const engine of [reference, fresh, small]) await engine.close();
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 

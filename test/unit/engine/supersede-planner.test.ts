@@ -13,6 +13,8 @@ import type { VectorScan } from '../../../src/vector/scan.js';
 import { calibratedCosine, dot, meanPairwiseCosine, normalize } from '../../../src/vector/similarity.js';
 import { VectorIndex } from '../../../src/vector/vector-index.js';
 import { randomSource } from '../helpers/vectors.js';
+import { runs } from '../helpers/tier.js';
+import { memoryRecord } from '../helpers/records.js';
 
 interface Memory {
   record: MemoryRecord;
@@ -20,9 +22,7 @@ interface Memory {
 }
 
 function record(id: string, createdAt: number, supersededBy?: string): MemoryRecord {
-  const out: MemoryRecord = { id, text: `text of ${id}`, createdAt, priority: 1, pinned: false, tags: [], accessCount: 0 };
-  if (supersededBy !== undefined) out.supersededBy = supersededBy;
-  return out;
+  return memoryRecord(id, { createdAt, ...(supersededBy === undefined ? {} : { supersededBy }) });
 }
 
 /** The planner's inputs for `stored` memories (in row order) and a threshold. */
@@ -115,7 +115,7 @@ describe('planSupersede', () => {
           expect([stored.map((m) => m.record), batch.map((m) => m.record)]).toEqual(before);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     );
   });
 

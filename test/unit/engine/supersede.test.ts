@@ -10,6 +10,7 @@ import { exactScan } from '../../../src/vector/exact-scan.js';
 import { calibratedCosine, dot, meanPairwiseCosine, normalize } from '../../../src/vector/similarity.js';
 import type { MemoryInput } from '../../../src/types.js';
 import { bagOfWordsVector, testEmbedder } from '../helpers/embedder.js';
+import { runs } from '../helpers/tier.js';
 
 /**
  * The definition, one new memory at a time: its best live match (stored memories first, then the earlier
@@ -71,7 +72,7 @@ describe('supersede over a batch', () => {
           }
         },
       ),
-      { numRuns: 80 },
+      { numRuns: runs(80) },
     );
   });
 });

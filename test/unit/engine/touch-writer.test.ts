@@ -11,14 +11,11 @@ import { WriteQueue } from '../../../src/engine/write-queue.js';
 import { EngramError, isEngramError } from '../../../src/errors.js';
 import type { StoreWrite } from '../../../src/store/store.js';
 import type { MemoryRecord } from '../../../src/types.js';
-
-function record(id: string): MemoryRecord {
-  return { id, text: `text of ${id}`, createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0 };
-}
+import { memoryRecord } from '../helpers/records.js';
 
 function setup() {
   const records = new RecordTable();
-  for (const id of ['a', 'b']) records.set(record(id));
+  for (const id of ['a', 'b']) records.set(memoryRecord(id));
   const start = performance.now();
   /** Each store write: when it ran (ms after setup) and what it put. */
   const writes: { at: number; put: MemoryRecord[]; associations: StoreWrite['associations'] }[] = [];
@@ -110,7 +107,7 @@ describe('TouchWriter', () => {
 
   it('writes reinforced records and the associations as they are when the write runs, evicted ones as removals', async () => {
     const { records, writes, writer, graph } = setup();
-    for (const id of ['c', 'd']) records.set(record(id));
+    for (const id of ['c', 'd']) records.set(memoryRecord(id));
     writer.update([{ ...records.get('a')!, stability: 0.5 }], graph.strengthen(['a', 'b'], 10));
     writer.update([], graph.strengthen(['a', 'c'], 20));
     writer.update([], graph.strengthen(['a', 'd'], 30)); // 'a' holds 2 at most: (a, b), the weakest, goes
@@ -124,7 +121,7 @@ describe('TouchWriter', () => {
   it('writes at once when TOUCH_WRITE_MAX_PENDING records and associations wait', async () => {
     const { records, writes, writer } = setup();
     const ids = Array.from({ length: TOUCH_WRITE_MAX_PENDING - 1 }, (_, i) => `m${i}`);
-    for (const id of ids) records.set(record(id));
+    for (const id of ids) records.set(memoryRecord(id));
     writer.touch(ids, 1);
     await vi.advanceTimersByTimeAsync(0);
     expect(writes).toEqual([]);

@@ -1,5 +1,13 @@
-/** Store helpers for engine tests: a store that fails on demand, and a full snapshot for "unchanged" checks. */
+/**
+ * Store helpers for engine tests: a store whose close() keeps its data, a store that fails on demand, and a full
+ * snapshot for "unchanged" checks.
+ */
 import { memoryStore, type Store } from '../../../src/index.js';
+
+/** `inner` with a close() that keeps its data, so a second engine can open it again (as after a page reload). */
+export function reopenable(inner: Store = memoryStore()): Store {
+  return { ...inner, close: async () => undefined };
+}
 
 export interface FaultyStore extends Store {
   /** When set, the next writes throw this (until cleared). */

@@ -6,13 +6,13 @@ import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import type { MiniSearchIndex } from '../../../src/lexical/minisearch-adapter.js';
 import { decodeSnapshot, encodeSnapshot } from '../../../src/lexical/snapshot.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { runs } from '../helpers/tier.js';
+import { memoryRecord } from '../helpers/records.js';
 
 const VOCABULARY = Array.from({ length: 90 }, (_, i) => `w${i}`);
 // Skewed choice (index = floor(n·u⁴)): w0 is in most memories, the tail in few.
 const word = (u: number) => VOCABULARY[Math.floor(VOCABULARY.length * u ** 4)] as string;
-const rec = (id: string, text: string, tags: string[]): MemoryRecord => ({
-  id, text, tags, createdAt: 0, priority: 1, pinned: false, accessCount: 0,
-});
+const rec = (id: string, text: string, tags: string[]) => memoryRecord(id, { text, tags });
 
 /** The MiniSearch adapter a LexicalIndex searches through (private: read for this test only). */
 const adapterOf = (index: LexicalIndex) => (index as unknown as { index_: MiniSearchIndex }).index_;
@@ -79,7 +79,7 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
           expect(bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 })).toStrictEqual(reference);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

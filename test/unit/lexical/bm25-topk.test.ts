@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { bm25TopK } from '../../../src/lexical/bm25-topk.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import { miniSearchIndex } from '../../../src/lexical/minisearch-adapter.js';
+import { runs } from '../helpers/tier.js';
 
 interface Doc {
   id: string;
@@ -58,7 +59,7 @@ describe('bm25TopK: MiniSearch ranking without result objects or a full sort', (
           expect(bm25TopK(miniSearchIndex(b)!, terms, boost, bm25, limit, eligible), 'the same answer again').toEqual(got);
         },
       ),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 

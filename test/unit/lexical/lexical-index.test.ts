@@ -1,12 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
-import type { MemoryRecord } from '../../../src/types.js';
 import { hostileQuery } from '../helpers/arbitraries.js';
+import { runs } from '../helpers/tier.js';
+import { memoryRecord } from '../helpers/records.js';
 
-const rec = (id: string, text: string, tags: string[] = []): MemoryRecord => ({
-  id, text, tags, createdAt: 0, priority: 1, pinned: false, accessCount: 0,
-});
+const rec = (id: string, text: string, tags: string[] = []) => memoryRecord(id, { text, tags });
 
 const corpus = [
   rec('auth', 'Fix the auth middleware bug: tokens expire too early', ['backend']),
@@ -42,7 +41,7 @@ describe('lexical leg (MiniSearch BM25)', () => {
         const results = index.search(q, 5);
         expect(results.length).toBeLessThanOrEqual(5);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

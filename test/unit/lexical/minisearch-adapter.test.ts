@@ -6,7 +6,8 @@ import { ErrorCode } from '../../../src/errors.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import { hasMiniSearch7Shape, miniSearchIndex, type MiniSearchInternals } from '../../../src/lexical/minisearch-adapter.js';
 import { termTree, type TermTree } from '../../../src/lexical/term-tree.js';
-import type { MemoryRecord } from '../../../src/types.js';
+import { runs } from '../helpers/tier.js';
+import { memoryRecord } from '../helpers/records.js';
 
 interface Doc {
   id: string;
@@ -19,7 +20,7 @@ type Internals = MiniSearchInternals & { _index: { set(term: string, value: unkn
 
 const internals = (search: MiniSearch<Doc>) => search as unknown as Internals;
 const refusal = expect.objectContaining({ name: 'EngramError', code: ErrorCode.SNAPSHOT_INVALID });
-const rec = (id: string, text: string, tags: string[] = []): MemoryRecord => ({ id, text, tags, createdAt: 0, priority: 1, pinned: false, accessCount: 0 });
+const rec = (id: string, text: string, tags: string[] = []) => memoryRecord(id, { text, tags });
 
 function indexed(): MiniSearch<Doc> {
   const search = new MiniSearch<Doc>({ fields: ['text', 'tags'], storeFields: [], autoVacuum: false });
@@ -118,7 +119,7 @@ describe('state and replaceState', () => {
         expect(restored.size).toBe(original.size);
         for (const q of [...words, 'apple pear', 'fig kiwi plum', 'missing']) expect(restored.search(q, 10), q).toEqual(original.search(q, 10));
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     );
   });
 
@@ -165,7 +166,7 @@ describe('termTree: the tree MiniSearch’s term index holds', () => {
         const terms = sortedUnique(words);
         expect(layout(termTree(terms))).toEqual(layout(insertedTree(terms)));
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });

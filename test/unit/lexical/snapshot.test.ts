@@ -1,18 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../src/errors.js';
-import { createEngine, memoryStore, type Store } from '../../../src/index.js';
+import { createEngine, type Store } from '../../../src/index.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import { decodeSnapshot, documentHashes, encodeSnapshot, recordHash, SNAPSHOT_VERSION } from '../../../src/lexical/snapshot.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { reopenable } from '../helpers/stores.js';
+import { runs } from '../helpers/tier.js';
 
 const clock = () => Date.UTC(2024, 5, 1);
 type Engine = Awaited<ReturnType<typeof createEngine>>;
-
-function reopenable(): Store {
-  const inner = memoryStore();
-  return { ...inner, close: async () => undefined };
-}
 
 async function seeded() {
   const store = reopenable();
@@ -285,7 +282,7 @@ describe('lexical index snapshots', () => {
           expect((await engine.search(q, options)).hits.map((h) => h.id).sort()).toEqual(want);
         }
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 });

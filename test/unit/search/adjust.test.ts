@@ -7,6 +7,7 @@ import { filterCandidates, type Eligible } from '../../../src/search/filter.js';
 import { defaultSearchOptions, resolveSearchOptions } from '../../../src/search/options.js';
 import type { FusedCandidate } from '../../../src/search/fuse.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { runs } from '../helpers/tier.js';
 
 const DAY = 86_400_000;
 const NOW = 1_700_000_000_000;
@@ -57,7 +58,7 @@ describe('adjust stage', () => {
           expect(s.score).toBe((s.candidate.fused + s.quality) * s.penalty * s.recency * s.boost);
         });
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assemble, estimateTokens, formatBlock, SEPARATOR, type AssembleItem } from '../../../src/search/assemble.js';
+import { runs } from '../helpers/tier.js';
 
 const item = (id: string, text: string, createdAt = Date.UTC(2024, 4, 1)): AssembleItem => ({ id, text, createdAt });
 
@@ -62,7 +63,7 @@ describe('assemble: greedy token-budgeted context', () => {
           for (const s of skipped) expect(ctx.tokens + count(formatBlock(s)) + (ctx.ids.length > 0 ? count(SEPARATOR) : 0)).toBeGreaterThan(budget);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

@@ -3,10 +3,9 @@ import { boost } from '../../../src/search/boost.js';
 import { defaultSearchOptions } from '../../../src/search/options.js';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { memoryRecord } from '../helpers/records.js';
 
-const record = (extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
-  id: 'a', text: 't', createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0, ...extra,
-});
+const record = (extra: Partial<MemoryRecord> = {}) => memoryRecord('a', { text: 't', ...extra });
 const opts = (extra: Partial<typeof defaultSearchOptions> = {}) => ({ ...defaultSearchOptions, ...extra });
 
 describe('boost', () => {

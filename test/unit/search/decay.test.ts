@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, dampen, recency, retention } from '../../../src/search/decay.js';
+import { DAY_MS } from '../../../src/util/time.js';
+import { dampen, recency, retention } from '../../../src/search/decay.js';
 import type { MemoryRecord } from '../../../src/types.js';
 
 const days = (n: number) => n * DAY_MS;

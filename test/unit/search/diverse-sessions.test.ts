@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { selectAcrossSessions } from '../../../src/search/diverse-sessions.js';
-import { mmrSelect } from '../../../src/search/diversify.js';
+import { mmrSelect } from '../../../src/search/mmr.js';
 import { understandByRules } from '../../../src/search/understand.js';
 
 const options = { lambda: 0.78, duplicateThreshold: 0.94 };

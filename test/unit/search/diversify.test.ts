@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diversify, mmrSelect, tagJaccard } from '../../../src/search/diversify.js';
-import type { Scored } from '../../../src/search/adjust.js';
+import { diversify, tagJaccard } from '../../../src/search/diversify.js';
+import { mmrSelect } from '../../../src/search/mmr.js';
+import type { ScoredCandidate } from '../../../src/search/adjust.js';
 import { resolveSearchOptions } from '../../../src/search/options.js';
+import { runs } from '../helpers/tier.js';
 
 /** Naive MMR: recompute every max similarity from scratch at every step. */
 function naiveMmr(scores: number[], k: number, lambda: number, dup: number, sim: (a: number, b: number) => number) {
@@ -96,7 +98,7 @@ describe('mmrSelect: lazy evaluation', () => {
         const lazy = mmrSelect(scores, k, options, sim, preselected).picked;
         expect(lazy).toEqual(eagerMmr(scores, k, lambda, dup, sim, preselected).picked);
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 
@@ -116,7 +118,7 @@ describe('mmrSelect: lazy evaluation', () => {
           expect(lazy).toEqual(eager.picked);
         },
       ),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     );
     expect(lazyCalls).toBeLessThan(eagerCalls);
   });
@@ -138,7 +140,7 @@ describe('diversify: MMR with duplicate drop', () => {
         // no two picks are near-duplicates
         for (const a of fast.picked) for (const b of fast.picked) if (a !== b) expect(sim(a.index, b.index)).toBeLessThan(dup);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -162,7 +164,7 @@ describe('diversify: MMR with duplicate drop', () => {
 });
 
 describe('diversify: redundancy with tags', () => {
-  const scored = (id: string, score: number, tags: string[]): Scored => ({
+  const scored = (id: string, score: number, tags: string[]): ScoredCandidate => ({
     candidate: { id, fused: score, rank: { lexical: 1, vector: null }, legScore: { lexical: score, vector: null } },
     record: { id, text: `text of ${id}`, createdAt: 0, priority: 1, pinned: false, tags, accessCount: 0 },
     penalty: 1, recency: 1, boost: 1, quality: 0, score,

@@ -3,11 +3,10 @@ import { compileEligibility, penaltyFactor } from '../../../src/search/filter.js
 import { isEngramError } from '../../../src/errors.js';
 import type { SearchFilter } from '../../../src/search/options.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { memoryRecord } from '../helpers/records.js';
 
 const now = Date.UTC(2024, 5, 1);
-const rec = (id: string, extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
-  id, text: id, createdAt: Date.UTC(2024, 0, 15), priority: 1, pinned: false, tags: [], accessCount: 0, ...extra,
-});
+const rec = (id: string, extra: Partial<MemoryRecord> = {}) => memoryRecord(id, { text: id, createdAt: Date.UTC(2024, 0, 15), ...extra });
 const records = [
   rec('web', { project: 'web', scope: 'team', tags: ['ui', 'bug'], kind: 'fact' }),
   rec('api', { project: 'api', scope: 'me', tags: ['bug'], kind: 'decision', createdAt: Date.UTC(2024, 2, 1) }),

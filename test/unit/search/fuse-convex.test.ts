@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuse, fuseConvex, fuseRrf, type LegResult } from '../../../src/search/fuse.js';
-
-const scored = (leg: 'lexical' | 'vector', items: [string, number][], weight = 1): LegResult => ({
-  leg,
-  weight,
-  items: items.map(([id, score]) => ({ id, score })),
-});
+import { scored } from '../helpers/legs.js';
 
 describe('fuse: convex combination of normalised scores', () => {
   it('min-max normalises each leg and weighs the legs by their share', () => {

@@ -5,12 +5,9 @@ import { createEmbedder, type LocalEmbedder } from '../../../src/embedder/index.
 import { createEngine, type Engine, type SearchOptions } from '../../../src/index.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import { fuse, fuseBlend, fuseScaled, LEXICAL_BOUND_SHARE, type LegAnchors, type LegResult } from '../../../src/search/fuse.js';
+import { scored } from '../helpers/legs.js';
+import { runs } from '../helpers/tier.js';
 
-const scored = (leg: 'lexical' | 'vector', items: [string, number][], weight = 1): LegResult => ({
-  leg,
-  weight,
-  items: items.map(([id, score]) => ({ id, score })),
-});
 const noBonus = { topRankBonus: false };
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
@@ -59,7 +56,7 @@ describe("fuse: 'scaled' (absolute scale per leg)", () => {
         for (const c of fused) expect(c.fused).toBeCloseTo(expected.get(c.id)!, 9);
         for (let i = 1; i < fused.length; i++) expect(fused[i - 1]!.fused).toBeGreaterThanOrEqual(fused[i]!.fused);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 

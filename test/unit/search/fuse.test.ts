@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fuseRrf, topRankBonus, type LegResult } from '../../../src/search/fuse.js';
+import { runs } from '../helpers/tier.js';
 
 const leg = (name: 'lexical' | 'vector', ids: string[], weight = 1): LegResult => ({
   leg: name,
@@ -75,7 +76,7 @@ describe('fuse: Reciprocal Rank Fusion', () => {
           }
           for (let i = 1; i < fused.length; i++) expect(fused[i - 1]!.fused).toBeGreaterThanOrEqual(fused[i]!.fused);
         }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 });

@@ -6,19 +6,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AssociationGraph, decayedWeight } from '../../../src/engine/associations.js';
-import type { Scored } from '../../../src/search/adjust.js';
+import type { ScoredCandidate } from '../../../src/search/adjust.js';
 import { associate } from '../../../src/search/associate.js';
 import { defaultSearchOptions } from '../../../src/search/options.js';
-import { DAY_MS } from '../../../src/search/decay.js';
+import { DAY_MS } from '../../../src/util/time.js';
 import { recency } from '../../../src/search/decay.js';
 import { defaultLearningOptions, qualifiesForCore, reinforced, spacingFactor } from '../../../src/search/reinforce.js';
 import { isCold, stabilityRetention } from '../../../src/search/retention.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { memoryRecord } from '../helpers/records.js';
 
 const NOW = Date.UTC(2026, 0, 1);
-const record = (extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
-  id: 'm', text: 't', createdAt: NOW, priority: 1, pinned: false, tags: [], accessCount: 0, ...extra,
-});
+const record = (extra: Partial<MemoryRecord> = {}) => memoryRecord('m', { text: 't', createdAt: NOW, ...extra });
 const daysAgo = (days: number) => NOW - days * DAY_MS;
 const stability = { kind: 'stability' } as const;
 
@@ -199,7 +198,7 @@ describe('the associate stage', () => {
   const query = unit(1, 0, 0);
   const vectorOf: Record<string, Float32Array> = { A: unit(1, 0, 0), B: unit(1, 1, 0), C: unit(1, 0, 3), D: unit(0, 1, 0) };
   const records = new Map(Object.keys(vectorOf).map((id) => [id, record({ id })]));
-  const directA: Scored = {
+  const directA: ScoredCandidate = {
     candidate: { id: 'A', fused: 0.8, rank: { lexical: 1, vector: 1 }, legScore: { lexical: 3, vector: 1 } },
     record: records.get('A')!,
     penalty: 1,

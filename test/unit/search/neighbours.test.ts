@@ -2,11 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/index.js';
 import type { FusedCandidate } from '../../../src/search/fuse.js';
-import { neighbourBonuses, supportNeighbours, threadOf, ThreadIndex } from '../../../src/search/neighbours.js';
+import { neighbourBonuses, supportNeighbours } from '../../../src/search/neighbours.js';
+import { threadOf, ThreadIndex } from '../../../src/search/thread-index.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { memoryRecord } from '../helpers/records.js';
 
 function record(id: string, thread: unknown, createdAt = 0): MemoryRecord {
-  return { id, text: id, createdAt, priority: 1, pinned: false, tags: [], accessCount: 0, meta: thread === undefined ? {} : { thread } };
+  return memoryRecord(id, { text: id, createdAt, meta: thread === undefined ? {} : { thread } });
 }
 
 const ids = (list: { id: string }[]) => list.map((n) => n.id);

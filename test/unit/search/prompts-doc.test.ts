@@ -1,4 +1,4 @@
-/** The README's pipeline section shows each language-model prompt as sent: this keeps the two the same text. */
+/** docs/api.md's pipeline section shows each language-model prompt as sent: this keeps the two the same text. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { hydePrompt } from '../../../src/search/hyde.js';
@@ -6,9 +6,9 @@ import { rerankPrompt } from '../../../src/search/rerank.js';
 import { synthesizePrompt } from '../../../src/search/synthesize.js';
 import { understandPrompt } from '../../../src/search/understand.js';
 
-/** The README's `text` code blocks, each with the indentation of its fence removed. */
+/** docs/api.md's `text` code blocks, each with the indentation of its fence removed. */
 function readmePrompts(): string[] {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
   return [...readme.matchAll(/^( *)```text\n([\s\S]*?)\n *```$/gm)].map(([, indent, body]) =>
     (body as string)
       .split('\n')
@@ -17,7 +17,7 @@ function readmePrompts(): string[] {
   );
 }
 
-describe('the README shows the prompts as sent', () => {
+describe('docs/api.md shows the prompts as sent', () => {
   const shown = readmePrompts();
   it.each([
     ['understand', understandPrompt('{question}')],

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import { coverage, proximity, rerankByRules, type QueryTerms } from '../../../src/search/rerank-rules.js';
+import { runs } from '../helpers/tier.js';
 
 const query = (sequence: string[], idf: [string, number][]): QueryTerms => ({ sequence, idf: new Map(idf) });
 
@@ -88,7 +89,7 @@ describe('rerankByRules', () => {
         const input = new Map(candidates.map((c) => [c.id, c.score]));
         for (const r of out) expect(r.score).toBeGreaterThanOrEqual(input.get(r.id)!);
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 

@@ -2,9 +2,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileEligibility } from '../../../src/search/filter.js';
-import { threadOf } from '../../../src/search/neighbours.js';
+import { threadOf } from '../../../src/search/thread-index.js';
 import { summarize } from '../../../src/store/summary.js';
 import type { MemoryRecord } from '../../../src/types.js';
+import { runs } from '../helpers/tier.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const label = fc.option(fc.constantFrom('web', 'app', 'personal', 'shared'), { nil: undefined });
@@ -49,7 +50,7 @@ describe('summarize', () => {
         expect(threadOf({ meta: summary.thread === undefined ? undefined : { thread: summary.thread } })).toBe(threadOf(record));
         expect(summary.createdAt).toBe(record.createdAt);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });

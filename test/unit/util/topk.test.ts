@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TopK } from '../../../src/util/topk.js';
+import { runs } from '../helpers/tier.js';
 
 /** Every score pushed in order (index = position), then the heap drained: best k, best first. */
 function heapTopK(scores: number[], k: number) {
@@ -29,7 +30,7 @@ describe('TopK', () => {
           expect(heapTopK(scores, k)).toEqual(naiveTopK(scores, k));
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

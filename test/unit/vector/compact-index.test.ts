@@ -7,6 +7,7 @@ import { QuantizedScan } from '../../../src/vector/quantized-scan.js';
 import { normalize } from '../../../src/vector/similarity.js';
 import { VectorIndex, type CompactVectorOptions } from '../../../src/vector/vector-index.js';
 import { randomSource } from '../helpers/vectors.js';
+import { FAST_TIER, runs } from '../helpers/tier.js';
 
 const SPACE = 'e';
 
@@ -78,7 +79,7 @@ describe('compact vector index', () => {
           expect(Math.abs(small.meanPairwiseCosine() - float.meanPairwiseCosine())).toBeLessThan(0.01);
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 
@@ -93,7 +94,7 @@ describe('compact vector index', () => {
         expect(await small.matchesAboveAsync(queries, floor, 4)).toEqual(float.matchesAbove(queries, floor, 4));
         expect(await small.matchesAboveAsync(queries, floor, 4, (q) => q)).toEqual(float.matchesAbove(queries, floor, 4, (q) => q));
       }),
-      { numRuns: 40 },
+      { numRuns: runs(40) },
     );
   });
 
@@ -132,7 +133,8 @@ describe('compact vector index', () => {
     for (const query of units(12, 5, dim, true)) expect(await small.searchAsync(query, 10)).toEqual(float.search(query, 10));
   });
 
-  it('with the prefilter on, recall@10 against an exact scan stays at least 0.98', async () => {
+  // A recall measurement over 20,000 vectors: left to `npm test`.
+  it.skipIf(FAST_TIER)('with the prefilter on, recall@10 against an exact scan stays at least 0.98', async () => {
     const dim = 384;
     const n = 20_000;
     const store: Store = memoryStore();

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createInt8Kernel, groupBytes, interleaveQueries, type Int8Kernel } from '../../../src/vector/int8-kernel.js';
 import { createHammingKernel, type HammingKernel } from '../../../src/vector/sign-codes.js';
 import { int8RowDot, randomSource } from '../helpers/vectors.js';
+import { runs } from '../helpers/tier.js';
 
 // Each WebAssembly kernel against a plain-JS loop that says what it computes. Offsets are byte offsets into the
 // kernel's memory; strides are multiples of 16 (the kernels' step).
@@ -93,7 +94,7 @@ describe('int8 kernels', () => {
         const expected = Array.from({ length: count }, (_, r) => int8Dot(memory, rowsAt! + r * stride, memory, queryAt!, stride));
         expect(Array.from(out)).toEqual([...expected, SENTINEL]);
       }),
-      { numRuns: 200, examples: [[1, 16, 0, 'generic'], [2, 384, 1, 'this'], [3, 112, 5, 'this'], [4, 16, 3, 'this']] },
+      { numRuns: runs(200), examples: [[1, 16, 0, 'generic'], [2, 384, 1, 'this'], [3, 112, 5, 'this'], [4, 16, 3, 'this']] },
     );
   });
 
@@ -111,7 +112,7 @@ describe('int8 kernels', () => {
         const expected = list.map((row) => int8Dot(memory, rowsAt! + row * stride, memory, queryAt!, stride));
         expect(Array.from(out)).toEqual([...expected, SENTINEL]);
       }),
-      { numRuns: 200, examples: [[1, 16, 1, [], 'this'], [2, 384, 3, [2, 0, 2], 'this'], [3, 384, 3, [2, 0, 2], 'other']] },
+      { numRuns: runs(200), examples: [[1, 16, 1, [], 'this'], [2, 384, 3, [2, 0, 2], 'this'], [3, 384, 3, [2, 0, 2], 'other']] },
     );
   });
 
@@ -137,7 +138,7 @@ describe('int8 kernels', () => {
           expect(Array.from(out)).toEqual([...expected, SENTINEL]);
         }
       }),
-      { numRuns: 60, examples: [[1, 16, 0, 0], [2, 384, 1, 0], [3, 112, 7, 6]] },
+      { numRuns: runs(60), examples: [[1, 16, 0, 0], [2, 384, 1, 0], [3, 112, 7, 6]] },
     );
   });
 
@@ -216,7 +217,7 @@ describe('Hamming kernel', () => {
         for (const distance of expected) counted[distance]!++;
         expect(Array.from(histogram)).toEqual(counted);
       }),
-      { numRuns: 200, examples: [[1, 16, 0, 'this'], [2, 48, 1, 'this'], [3, 496, 5, 'this']] },
+      { numRuns: runs(200), examples: [[1, 16, 0, 'this'], [2, 48, 1, 'this'], [3, 496, 5, 'this']] },
     );
   });
 
@@ -251,7 +252,7 @@ describe('Hamming kernel', () => {
         expect(Array.from(out.subarray(0, expected.length))).toEqual(expected);
         expect(out[expected.length]).toBe(SENTINEL);
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 });

@@ -6,6 +6,7 @@ import type { VectorRows } from '../../../src/vector/scan.js';
 import { normalize } from '../../../src/vector/similarity.js';
 import { VectorIndex } from '../../../src/vector/vector-index.js';
 import { randomSource } from '../helpers/vectors.js';
+import { runs } from '../helpers/tier.js';
 
 /** The naive reference: every cosine, a full sort (score desc, then insertion row asc, like TopK). */
 function naiveTopK(rows: Map<string, Float32Array>, order: string[], query: Float32Array, k: number, keep: (id: string) => boolean = () => true) {
@@ -67,7 +68,7 @@ describe('quantised vector scan (int8 + exact rescoring)', () => {
           got.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 
@@ -113,7 +114,7 @@ describe('quantised vector scan (int8 + exact rescoring)', () => {
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 
@@ -150,7 +151,7 @@ describe('quantised vector scan (int8 + exact rescoring)', () => {
           }
         }
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 

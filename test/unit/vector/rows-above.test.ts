@@ -10,6 +10,7 @@ import { normalize } from '../../../src/vector/similarity.js';
 import { exactRowsAbove, exactScan } from '../../../src/vector/exact-scan.js';
 import { VectorIndex } from '../../../src/vector/vector-index.js';
 import { randomSource } from '../helpers/vectors.js';
+import { runs } from '../helpers/tier.js';
 
 /** Unit vectors around a few directions, with exact duplicates and near-duplicates (the hard case for int8 bounds). */
 function nearDuplicates(seed: number, n: number, dim: number): Float32Array[] {
@@ -60,7 +61,7 @@ describe('multi-query int8 kernel (dotsMany)', () => {
           );
         },
       ),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 });
@@ -92,7 +93,7 @@ describe('threshold scan (rowsAbove)', () => {
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 

@@ -4,6 +4,7 @@ import { exactScan } from '../../../src/vector/exact-scan.js';
 import type { VectorScan } from '../../../src/vector/scan.js';
 import { dot, normalize } from '../../../src/vector/similarity.js';
 import { VectorIndex } from '../../../src/vector/vector-index.js';
+import { runs } from '../helpers/tier.js';
 
 const vec = (...xs: number[]) => Float32Array.from(xs);
 
@@ -69,7 +70,7 @@ describe('vector leg: contiguous matrix, dot product, partial top-k', () => {
           expect(fast.map((h) => h.id)).toEqual(naive.map((h) => h.id));
           fast.forEach((h, i) => expect(h.score).toBeCloseTo(naive[i]!.score, 6));
         }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { splitUtf8 } from '../../../worker/utf8.js';
+import { runs } from '../helpers/tier.js';
 
 const encoder = new TextEncoder();
 
@@ -33,7 +34,7 @@ describe('splitUtf8', () => {
         const pieces = texts.map((t) => encoder.encode(t));
         expect(split(pieces)).toEqual(eachDecoded(pieces));
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -42,7 +43,7 @@ describe('splitUtf8', () => {
       fc.property(fc.array(fc.uint8Array({ maxLength: 12 }), { maxLength: 20 }), (pieces) => {
         expect(split(pieces)).toEqual(eachDecoded(pieces));
       }),
-      { numRuns: 1000 },
+      { numRuns: runs(1000) },
     );
     // Valid text cut at any bytes, inside characters too.
     fc.assert(
@@ -52,7 +53,7 @@ describe('splitUtf8', () => {
         const pieces = [0, ...at].map((start, i, starts) => bytes.subarray(start, starts[i + 1] ?? bytes.length));
         expect(split(pieces)).toEqual(eachDecoded(pieces));
       }),
-      { numRuns: 1000 },
+      { numRuns: runs(1000) },
     );
     // A truncated 4-byte character at the end of one piece, and a continuation byte opening the next.
     const pieces = [new Uint8Array([0x61, 0xf0, 0x9f]), new Uint8Array([0x98, 0x62])];

@@ -4,7 +4,11 @@
  * field and the item.
  */
 import { MAX_SESSIONS } from '../search/reinforce.js';
-import { invalidInput } from '../errors.js';
+import { EngramError, ErrorCode, invalidInput } from '../errors.js';
+import { toEpochMs } from '../util/dates.js';
+import { describeValue } from '../util/describe.js';
+import { checkId, isWellFormed, newId } from '../util/ids.js';
+import { cloneRecord } from './copy.js';
 import type { MemoryInput, MemoryPatch, MemoryRecord } from '../types.js';
 
 /**
@@ -42,108 +46,16 @@ export const defaultRecordLimits: Readonly<RecordLimits> = Object.freeze({
   maxRecordsPerCall: 10_000,
 });
 
-/** The range of a JavaScript Date: ±100,000,000 days around 1970 (ECMA-262 TimeClip). */
-export const MAX_EPOCH_MS = 8.64e15;
-
-// YYYY-MM-DD, optionally THH:MM, :SS, a fraction of a second (1 to 9 digits, read to the ms) and Z or ±HH:MM.
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?)?$/;
-
-/**
- * Epoch ms from a finite number within ±8.64e15, a valid Date, or an ISO-8601 string (`ISO_DATE`: a real calendar
- * date and time; without an offset, a date alone is UTC and a date with a time is local time, as in `Date.parse`).
- * Anything else throws INVALID_INPUT naming `field`.
- */
-export function toEpochMs(value: unknown, field: string): number {
-  const ms =
-    typeof value === 'number' ? value
-    : typeof value === 'string' ? parseIsoDate(value)
-    : value instanceof Date ? value.getTime()
-    : NaN;
-  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS) {
-    throw invalidInput(`${field} is not a valid date (epoch ms within ±8.64e15, a Date or an ISO-8601 string): ${describe(value)}`);
-  }
-  return ms;
-}
-
-/** Epoch ms of a strict ISO-8601 string, or NaN. Fields out of range ('2024-02-30', '25:00') give NaN. */
-function parseIsoDate(text: string): number {
-  const m = ISO_DATE.exec(text);
-  if (!m) return NaN;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((v) => (v === undefined ? undefined : Number(v)));
-  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
-  const offset = m[8];
-  if (hour! > 23 || minute! > 59 || second! > 59) return NaN;
-  // The calendar check: a date that Date.UTC rolls over (Feb 30 → Mar 1) is not a real date. setUTCFullYear, not
-  // Date.UTC, so that years 0-99 are not read as 1900-1999.
-  const utc = new Date(0);
-  utc.setUTCFullYear(year!, month! - 1, day!);
-  if (utc.getUTCFullYear() !== year || utc.getUTCMonth() !== month! - 1 || utc.getUTCDate() !== day) return NaN;
-  if (m[4] !== undefined && offset === undefined) {
-    const local = new Date(0);
-    local.setFullYear(year!, month! - 1, day!);
-    local.setHours(hour!, minute!, second!, ms);
-    return local.getTime();
-  }
-  utc.setUTCHours(hour!, minute!, second!, ms);
-  if (offset === undefined || offset === 'Z') return utc.getTime();
-  const offsetHours = Number(offset.slice(1, 3));
-  const offsetMinutes = Number(offset.slice(4, 6));
-  if (offsetHours > 23 || offsetMinutes > 59) return NaN;
-  return utc.getTime() - (offset[0] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-}
-
-/**
- * A UUID version 7 (RFC 9562): 48 bits of Unix time in ms, then random bits. Ids made later sort later, so the
- * store's indexes on ids grow at their end; random (v4) ids put each new memory on a random index page, so a
- * large write rewrites most of the index (docs/worker.md).
- */
-export function newId(): string {
-  const bytes = new Uint8Array(16);
-  const c = globalThis.crypto;
-  if (c && typeof c.getRandomValues === 'function') c.getRandomValues(bytes);
-  else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256);
-  for (let i = 5, ms = Date.now(); i >= 0; i--, ms = Math.floor(ms / 256)) bytes[i] = ms % 256;
-  bytes[6] = 0x70 | (bytes[6]! & 0x0f); // version 7
-  bytes[8] = 0x80 | (bytes[8]! & 0x3f); // RFC 9562 variant
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/** True when `next` adds a memory (no `previous`) or changes what the lexical index reads: its text or tags. */
-export function changesIndexed(previous: Pick<MemoryRecord, 'text' | 'tags'> | undefined, next: Pick<MemoryRecord, 'text' | 'tags'>): boolean {
-  return !previous || previous.text !== next.text || previous.tags.length !== next.tags.length || previous.tags.some((t, i) => t !== next.tags[i]);
-}
-
-/**
- * Ids are non-empty, at most 512 UTF-16 code units, and well-formed UTF-16: SQLite stores UTF-8, where a lone
- * surrogate cannot be written, so two ids differing only in one would read back as one id.
- */
-export function checkId(id: unknown, where: string): string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > 512) {
-    throw invalidInput(`${where}: id must be a non-empty string of at most 512 characters, got ${describe(id)}`);
-  }
-  if (!isWellFormed(id)) throw invalidInput(`${where}: id ${describe(id)} is not well-formed UTF-16 (it holds a lone surrogate)`);
-  return id;
-}
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** String.prototype.isWellFormed (ES2024: Node 20, Chrome 111, Safari 16.4, Firefox 119), else the same test by regex. */
-export function isWellFormed(text: string): boolean {
-  const native = (text as string & { isWellFormed?: () => boolean }).isWellFormed;
-  return typeof native === 'function' ? native.call(text) : !LONE_SURROGATE.test(text);
-}
-
 /** Throws INVALID_INPUT when `value` holds a lone surrogate (see checkId). */
 function checkWellFormed(value: string, field: string): string {
-  if (!isWellFormed(value)) throw invalidInput(`${field} is not well-formed UTF-16 (it holds a lone surrogate): ${describe(value)}`);
+  if (!isWellFormed(value)) throw invalidInput(`${field} is not well-formed UTF-16 (it holds a lone surrogate): ${describeValue(value)}`);
   return value;
 }
 
 /** A new record from an input. `now` fills createdAt. */
 export function recordFromInput(input: unknown, now: number, limits: RecordLimits, where = 'memory'): MemoryRecord {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw invalidInput(`${where} must be an object with a text field, got ${describe(input)}`);
+    throw invalidInput(`${where} must be an object with a text field, got ${describeValue(input)}`);
   }
   const value = input as MemoryInput;
   const record: MemoryRecord = {
@@ -187,7 +99,7 @@ export function recordFromImport(input: unknown, now: number, limits: RecordLimi
 /** A copy of `record` with `patch` applied (null clears an optional field). */
 export function applyPatch(record: MemoryRecord, patch: unknown, now: number, limits: RecordLimits): MemoryRecord {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-    throw invalidInput(`patch must be an object, got ${describe(patch)}`);
+    throw invalidInput(`patch must be an object, got ${describeValue(patch)}`);
   }
   const p = patch as MemoryPatch & { id?: unknown };
   if ('id' in p && p.id !== undefined && p.id !== record.id) throw invalidInput('patch cannot change a memory id');
@@ -205,32 +117,13 @@ export function applyPatch(record: MemoryRecord, patch: unknown, now: number, li
   return next;
 }
 
-/** A deep copy safe to hand out: callers can never mutate engine state through it. */
-export function cloneRecord(record: MemoryRecord): MemoryRecord {
-  const copy: MemoryRecord = { ...record, tags: record.tags.slice() };
-  if (record.meta !== undefined) copy.meta = cloneMeta(record.meta);
-  return copy;
-}
-
-/**
- * A flat meta of primitives (the usual case: a thread id, a speaker) is copied directly: structuredClone is far
- * slower. Spread, not Object.assign: an own "__proto__" key (valid JSON) must stay a key, not set a prototype.
- */
-function cloneMeta(meta: Record<string, unknown>): Record<string, unknown> {
-  for (const key in meta) {
-    const value = meta[key];
-    if (typeof value === 'object' && value !== null) return structuredClone(meta);
-  }
-  return { ...meta };
-}
-
 const OPTIONAL_KEYS = ['project', 'scope', 'kind', 'validUntil', 'quality', 'meta', 'core'] as const;
 
 function applyOptionalFields(record: MemoryRecord, value: MemoryInput, limits: RecordLimits, where: string): void {
   for (const key of ['project', 'scope', 'kind'] as const) {
     const v = value[key];
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'string') throw invalidInput(`${where}.${key} must be a string, got ${describe(v)}`);
+    if (typeof v !== 'string') throw invalidInput(`${where}.${key} must be a string, got ${describeValue(v)}`);
     if (v.length > limits.maxLabelLength) {
       throw invalidInput(`${where}.${key} is ${v.length} characters; the limit is ${limits.maxLabelLength} (engine option limits.maxLabelLength)`);
     }
@@ -253,7 +146,7 @@ function applyOptionalFields(record: MemoryRecord, value: MemoryInput, limits: R
  * U+FFFD), so the same memory would differ between stores.
  */
 function checkText(text: unknown, limits: RecordLimits, where: string): string {
-  if (typeof text !== 'string') throw invalidInput(`${where}.text must be a string, got ${describe(text)}`);
+  if (typeof text !== 'string') throw invalidInput(`${where}.text must be a string, got ${describeValue(text)}`);
   if (text.trim().length === 0) throw invalidInput(`${where}.text is empty`);
   if (text.length > limits.maxTextLength) {
     throw invalidInput(`${where}.text is ${text.length} characters; the limit is ${limits.maxTextLength} (engine option limits.maxTextLength)`);
@@ -263,7 +156,7 @@ function checkText(text: unknown, limits: RecordLimits, where: string): string {
 
 function checkPriority(priority: unknown, where: string): number {
   if (typeof priority !== 'number' || !(priority >= 1 && priority <= 2)) {
-    throw invalidInput(`${where}.priority must be a number from 1 to 2, got ${describe(priority)}`);
+    throw invalidInput(`${where}.priority must be a number from 1 to 2, got ${describeValue(priority)}`);
   }
   return priority;
 }
@@ -271,25 +164,25 @@ function checkPriority(priority: unknown, where: string): number {
 /** A quality score is a judgement on a fixed scale: a finite number from 0 to 1 (-0 is kept as 0, as SQLite would). */
 function checkQuality(quality: unknown, where: string): number {
   if (typeof quality !== 'number' || !(quality >= 0 && quality <= 1)) {
-    throw invalidInput(`${where}.quality must be a number from 0 to 1, got ${describe(quality)}`);
+    throw invalidInput(`${where}.quality must be a number from 0 to 1, got ${describeValue(quality)}`);
   }
   return quality === 0 ? 0 : quality;
 }
 
 function checkBoolean(value: unknown, field: string): boolean {
-  if (typeof value !== 'boolean') throw invalidInput(`${field} must be a boolean, got ${describe(value)}`);
+  if (typeof value !== 'boolean') throw invalidInput(`${field} must be a boolean, got ${describeValue(value)}`);
   return value;
 }
 
 function checkTags(tags: unknown, limits: RecordLimits, where: string): string[] {
-  if (!Array.isArray(tags)) throw invalidInput(`${where}.tags must be an array of strings, got ${describe(tags)}`);
+  if (!Array.isArray(tags)) throw invalidInput(`${where}.tags must be an array of strings, got ${describeValue(tags)}`);
   if (tags.length > limits.maxTags) {
     throw invalidInput(`${where}.tags has ${tags.length} tags; the limit is ${limits.maxTags} (engine option limits.maxTags)`);
   }
   // An index loop, not some/every: those skip the holes of a sparse array.
   for (let i = 0; i < tags.length; i++) {
     const tag: unknown = tags[i];
-    if (typeof tag !== 'string') throw invalidInput(`${where}.tags[${i}] must be a string, got ${describe(tag)}`);
+    if (typeof tag !== 'string') throw invalidInput(`${where}.tags[${i}] must be a string, got ${describeValue(tag)}`);
     if (tag.length > limits.maxTagLength) {
       throw invalidInput(`${where}.tags[${i}] is ${tag.length} characters; the limit is ${limits.maxTagLength} (engine option limits.maxTagLength)`);
     }
@@ -305,7 +198,7 @@ function checkTags(tags: unknown, limits: RecordLimits, where: string): string[]
  * (-0 becomes 0, a property set to undefined is dropped; undefined in an array is refused).
  */
 function checkMeta(meta: unknown, limits: RecordLimits, field: string): Record<string, unknown> {
-  if (!isPlainObject(meta)) throw invalidInput(`${field} must be a plain object, got ${describe(meta)}`);
+  if (!isPlainObject(meta)) throw invalidInput(`${field} must be a plain object, got ${describeValue(meta)}`);
   // A lower bound on the JSON size, counted while walking: shared sub-objects repeat in JSON, so a small graph
   // can stand for a huge document; the walk stops as soon as the bound passes the limit.
   const budget = { bytes: 0 };
@@ -399,9 +292,22 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return value.length > 40 ? `a ${value.length}-character string` : JSON.stringify(value);
-  if (value === null || typeof value !== 'object') return String(value);
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : 'a Date';
-  return Array.isArray(value) ? 'an array' : 'an object';
+
+/** Refuses more than limits.maxRecordsPerCall items in one add or import (the caller splits them into calls). */
+export function checkCallSize(count: number, limits: RecordLimits, call: string): void {
+  if (count > limits.maxRecordsPerCall) {
+    throw invalidInput(`${call} got ${count} memories; the limit is ${limits.maxRecordsPerCall} per call (engine option limits.maxRecordsPerCall): split them into several calls`);
+  }
+}
+
+/** DUPLICATE_ID when one call names an id twice, or (for `add`) an id that `exists` already. */
+export function checkDistinct(batch: readonly MemoryRecord[], exists?: (id: string) => boolean): void {
+  const seen = new Set<string>();
+  for (const { id } of batch) {
+    if (seen.has(id)) throw new EngramError(ErrorCode.DUPLICATE_ID, `id "${id}" appears twice in one call`, { details: { id } });
+    seen.add(id);
+  }
+  for (const { id } of exists ? batch : []) {
+    if (exists!(id)) throw new EngramError(ErrorCode.DUPLICATE_ID, `a memory with id "${id}" already exists (use update or import to replace it)`, { details: { id } });
+  }
 }

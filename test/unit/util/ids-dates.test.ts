@@ -1,5 +1,6 @@
 import { describe, expect, test, vi } from 'vitest';
-import { isWellFormed, newId, toEpochMs } from '../../../src/engine/records.js';
+import { isWellFormed, newId } from '../../../src/util/ids.js';
+import { toEpochMs } from '../../../src/util/dates.js';
 
 describe('newId', () => {
   test('makes RFC 9562 version 7 UUIDs that carry the time in ms', () => {

@@ -1,0 +1,152 @@
+/**
+ * The Memory API as one table, in the way Comlink's protocol.ts declares its message types once: every engine method
+ * a Memory offers, whether it writes, which timeout bounds it, whether it reports progress and what its arguments
+ * must look like when they reach the worker. The page's forwarding methods (create-memory.ts), the worker's
+ * allowlist and dispatch (worker/host.ts, worker/index.ts) and the timeouts between tabs (worker/leader.ts) are all
+ * derived from it, so a new method is one entry here plus its implementation on `Engine`.
+ */
+import type { Engine } from '../engine/engine.js';
+import { invalidInput } from '../errors.js';
+import { describeValue } from '../util/describe.js';
+
+/**
+ * The shape one argument must have at the worker boundary: enough to refuse what a hand-made call (another script
+ * of the origin, an older page) could send before it reaches the engine. The engine still validates in depth. A
+ * trailing `?` also accepts undefined.
+ */
+type Shape = 'string' | 'string?' | 'object' | 'object?' | 'array' | 'object|array' | 'string|array' | 'boolean?';
+
+export interface MethodSpec {
+  /** 'write': changes memories or their links, through the engine's write queue; the host saves a lexical snapshot after. */
+  readonly kind: 'read' | 'write';
+  /** Which of the page's `CallTimeouts` bounds a call: `callMs` or `writeMs`. */
+  readonly timeout: 'call' | 'write';
+  /**
+   * The method's last parameter is `{ onProgress }`: the callback travels apart from the arguments (as a Comlink
+   * proxy, or as progress messages between tabs) and each event restarts the call's timeout.
+   */
+  readonly progress: boolean;
+  /** The arguments that travel, by name, in order; optional ones (`?`) come last. */
+  readonly args: Readonly<Record<string, Shape>>;
+  /** Runs on the page before a call is posted, for what cannot cross at all (a function in the options). */
+  readonly page?: (args: readonly unknown[]) => void;
+}
+
+export const MEMORY_METHODS = {
+  add: { kind: 'write', timeout: 'write', progress: true, args: { input: 'object|array' } },
+  search: { kind: 'read', timeout: 'call', progress: false, args: { query: 'string', options: 'object?' }, page: ([, options]) => checkRemoteSearchOptions(options) },
+  get: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' } },
+  timeline: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' } },
+  update: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', patch: 'object' } },
+  remove: { kind: 'write', timeout: 'write', progress: false, args: { ids: 'string|array' } },
+  pin: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', pinned: 'boolean?' } },
+  count: { kind: 'read', timeout: 'call', progress: false, args: {} },
+  export: { kind: 'read', timeout: 'call', progress: false, args: {} },
+  import: { kind: 'write', timeout: 'write', progress: true, args: { records: 'array' } },
+  related: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' } },
+  link: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string', options: 'object?' } },
+  unlink: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string?' } },
+  why: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' } },
+} as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
+
+/** The engine methods a Memory offers. */
+export type MethodName = keyof typeof MEMORY_METHODS;
+/** The methods whose entry says 'write'. */
+export type WriteMethod = { [M in MethodName]: (typeof MEMORY_METHODS)[M]['kind'] extends 'write' ? M : never }[MethodName];
+/** The methods that take `{ onProgress }` after their arguments. */
+export type ProgressMethod = { [M in MethodName]: (typeof MEMORY_METHODS)[M]['progress'] extends true ? M : never }[MethodName];
+
+/** The arguments of `M` that travel to the worker (a progress callback travels separately). */
+export type WireArgs<M extends MethodName> = M extends ProgressMethod ? [Parameters<Engine[M]>[0]] : Parameters<Engine[M]>;
+export type WireResult<M extends MethodName> = Awaited<ReturnType<Engine[M]>>;
+
+export const METHOD_NAMES = Object.keys(MEMORY_METHODS) as MethodName[];
+
+/** True for a key of the table itself (not one inherited from Object.prototype, such as `constructor`). */
+export function isMethodName(method: unknown): method is MethodName {
+  return typeof method === 'string' && Object.hasOwn(MEMORY_METHODS, method);
+}
+
+/**
+ * The only methods a worker runs for a caller (its page or another tab): the Memory API and `status`. Anything else
+ * the engine has (`close`, `setEmbedder`, its internals) is refused with INVALID_INPUT.
+ */
+export const CALLABLE_METHODS: ReadonlySet<string> = new Set<string>([...METHOD_NAMES, 'status']);
+
+/**
+ * Methods that change memories or their links: they go through the engine's write queue (so they may wait behind
+ * another tab's long write), and the host schedules a lexical snapshot save after each (worker/snapshots.ts), also
+ * after those that leave the index as it was (`link`, `unlink`, a `pin`).
+ */
+export const WRITE_METHODS: ReadonlySet<string> = new Set<string>(METHOD_NAMES.filter((method) => MEMORY_METHODS[method].kind === 'write'));
+
+/** How long a call may go unanswered, as the page chose (plain data, sent to the worker at open). */
+export interface CallTimeouts {
+  /** Methods of timeout 'call', and `status`. */
+  callMs: number;
+  /** Methods of timeout 'write', and `changePassphrase`; restarted by each progress event of a method with progress. */
+  writeMs: number;
+  /** Opening (a follower waits for the leader, which may be rebuilding a large index) and closing. */
+  openMs: number;
+}
+
+/** The timeout for one call of `method`; `status` and anything outside the table get the read timeout. */
+export function timeoutFor(method: string, timeouts: CallTimeouts): number {
+  return isMethodName(method) ? timeouts[`${MEMORY_METHODS[method].timeout}Ms`] : timeouts.callMs;
+}
+
+/** How many arguments of `method` travel: at least the required ones, at most all of them. */
+export function arityOf(method: MethodName): { min: number; max: number } {
+  const shapes = Object.values<Shape>(MEMORY_METHODS[method].args);
+  return { min: shapes.filter((shape) => !shape.endsWith('?')).length, max: shapes.length };
+}
+
+const SHAPES: Record<Shape, { test: (value: unknown) => boolean; says: string }> = {
+  string: { test: (v) => typeof v === 'string', says: 'a string' },
+  'string?': { test: (v) => v === undefined || typeof v === 'string', says: 'a string or undefined' },
+  object: { test: (v) => isObject(v), says: 'an object' },
+  'object?': { test: (v) => v === undefined || isObject(v), says: 'an object or undefined' },
+  array: { test: (v) => Array.isArray(v), says: 'an array' },
+  'object|array': { test: (v) => Array.isArray(v) || isObject(v), says: 'an object or an array' },
+  'string|array': { test: (v) => typeof v === 'string' || Array.isArray(v), says: 'a string or an array' },
+  'boolean?': { test: (v) => v === undefined || typeof v === 'boolean', says: 'a boolean or undefined' },
+};
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * INVALID_INPUT unless `method` is in the Memory API (or is `status`) and `args` has the arity and shapes its
+ * table entry gives. Runs in the worker where a call arrives (worker/index.ts) and where it runs (worker/host.ts).
+ */
+export function checkCall(method: unknown, args: unknown): MethodName | 'status' {
+  if (typeof method !== 'string' || !CALLABLE_METHODS.has(method)) {
+    throw invalidInput(`${typeof method === 'string' ? `"${method.slice(0, 40)}"` : typeof method} is not a Memory method`, { method: String(method).slice(0, 40) });
+  }
+  if (!Array.isArray(args)) throw invalidInput(`the arguments of ${method}() must be an array`);
+  if (!isMethodName(method)) return 'status'; // takes no arguments and ignores any
+  const { min, max } = arityOf(method);
+  if (args.length < min || args.length > max) {
+    const takes = min === max ? `${min}` : `${min} to ${max}`;
+    throw invalidInput(`${method}() takes ${takes} argument${max === 1 ? '' : 's'}, got ${args.length}`, { method });
+  }
+  Object.entries<Shape>(MEMORY_METHODS[method].args).forEach(([name, shape], i) => {
+    if (!SHAPES[shape].test(args[i])) throw invalidInput(`${method}(): ${name} must be ${SHAPES[shape].says}, got ${describeValue(args[i])}`, { method });
+  });
+  return method;
+}
+
+/**
+ * Search options cross to the worker as plain data, so the `boost` hook (a function) cannot: refused in a Memory's
+ * default search options and in each search's, with the same INVALID_INPUT, like options that are not an object.
+ */
+export function checkRemoteSearchOptions(searchOptions: unknown): void {
+  if (searchOptions === undefined) return;
+  if (typeof searchOptions !== 'object' || searchOptions === null || Array.isArray(searchOptions)) {
+    throw invalidInput(`search options must be an object, got ${searchOptions === null ? 'null' : typeof searchOptions}`);
+  }
+  if ('boost' in searchOptions) {
+    throw invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker');
+  }
+}

@@ -1,0 +1,71 @@
+/** The engine's API: what `createEngine` returns (engine.ts implements it; a Memory forwards it to a worker). */
+import type { IndexSnapshot } from '../lexical/snapshot.js';
+import type { SearchOptions } from '../search/options.js';
+import type {
+  Association, Embedder, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
+} from '../types.js';
+
+export interface AddOptions {
+  /** Called after each embedded batch: memories done so far out of the call's total. */
+  onProgress?(progress: Progress): void;
+}
+
+export interface Engine {
+  /** Stores memories; returns their ids in input order. Atomic: every item is stored or none is. */
+  add(input: MemoryInput | MemoryInput[], opts?: AddOptions): Promise<string[]>;
+  search(query: string, options?: Partial<SearchOptions>): Promise<SearchResult>;
+  /** A copy of the memory, or null when there is none with this id. */
+  get(id: string): Promise<MemoryRecord | null>;
+  /**
+   * The memories just before and after one memory (copies, oldest first): in its thread (`meta.thread`), or, when it
+   * has none, among the memories without a thread by createdAt (ties by arrival). Every stored memory counts,
+   * superseded and expired ones too (their records say so): a timeline shows what was stored, as `get` does.
+   * `before`/`after`: integers 0–100, default 3 (INVALID_INPUT otherwise). NOT_FOUND for an unknown id.
+   */
+  timeline(id: string, options?: TimelineOptions): Promise<Timeline>;
+  /** Applies a patch (null clears an optional field); re-embeds when the text changes. NOT_FOUND for an unknown id. */
+  update(id: string, patch: MemoryPatch): Promise<MemoryRecord>;
+  /** Removes memories; unknown ids are ignored. Returns how many were removed. */
+  remove(ids: string | string[]): Promise<number>;
+  pin(id: string, pinned?: boolean): Promise<MemoryRecord>;
+  count(): Promise<number>;
+  /** Every record (copies, plain data), re-importable with `import`. */
+  export(): Promise<MemoryRecord[]>;
+  /** Upserts records (as exported, or plain inputs); atomic like `add`. Returns ids in input order. */
+  import(records: (MemoryRecord | MemoryInput)[], opts?: AddOptions): Promise<string[]>;
+  /** Waits for queued writes (touch bookkeeping, re-indexing batches already started). */
+  flush(): Promise<void>;
+  /** Stops re-indexing, waits for queued writes, closes the store. Later calls reject with CLOSED. */
+  close(): Promise<void>;
+  /** Swaps the embedder: loads its stored vectors and re-embeds the rest in the background. */
+  setEmbedder(embedder: Embedder | null): Promise<void>;
+  readonly embedder: Embedder | null;
+  /** Re-indexing progress, or null when every memory has a vector for the current embedder (or there is no embedder). */
+  indexing(): Progress | null;
+  /** Settles when the current re-indexing ends: resolves when vectors are complete, rejects with its error. */
+  readonly ready: Promise<void>;
+  /** The memory's associations (weights decayed to now), strongest first. NOT_FOUND for an unknown id. */
+  related(id: string): Promise<Association[]>;
+  /**
+   * Records a provenance link: `from` causes, derives from, edits… `to` (LinkKind). Both memories must exist
+   * (NOT_FOUND), and differ. Linking again replaces the confidence.
+   */
+  link(from: string, to: string, kind: LinkKind, options?: { confidence?: number }): Promise<Link>;
+  /** Removes the links from `from` to `to` (of `kind` only, when given). Returns how many were removed. */
+  unlink(from: string, to: string, kind?: LinkKind): Promise<number>;
+  /** The provenance links reached from a memory, breadth first (`WhyOptions`). NOT_FOUND for an unknown id. */
+  why(id: string, options?: WhyOptions): Promise<Why>;
+  /** How many memories, core memories, associations and provenance links the engine holds. */
+  stats(): Promise<EngineStats>;
+  /** The lexical index in its binary snapshot form, with the store's change counter (waits for queued writes first). */
+  indexSnapshot(): Promise<IndexSnapshot>;
+  /** How the lexical index was made on open: loaded from `indexSnapshot`, or rebuilt from the records. */
+  readonly lexicalSource: 'snapshot' | 'rebuilt';
+}
+
+export interface EngineStats {
+  memories: number;
+  core: number;
+  associations: number;
+  links: number;
+}

@@ -1,0 +1,177 @@
+/**
+ * Memories in order: those that share a thread (`meta.thread`: a chat session, a document, a meeting) form a sequence
+ * ordered by `createdAt`, ties kept in the order the engine first saw them (the order they were added, or loaded
+ * from the store); memories without a thread form one more sequence, by time. The neighbours stage and `timeline`
+ * read it; the engine keeps it current.
+ */
+import type { MemoryRecord } from '../types.js';
+
+/** The thread a memory belongs to: `meta.thread` when it is a non-empty string or a finite number. */
+export function threadOf(record: Pick<MemoryRecord, 'meta'>): string | undefined {
+  const thread = record.meta?.thread;
+  if (typeof thread === 'string' && thread.length > 0) return thread;
+  if (typeof thread === 'number' && Number.isFinite(thread)) return String(thread);
+  return undefined;
+}
+
+interface Entry {
+  id: string;
+  /** Undefined for a memory without a thread: it belongs to the time sequence. */
+  thread: string | undefined;
+  createdAt: number;
+  /** Arrival order: breaks createdAt ties. */
+  seq: number;
+  /** Index in its sequence's `entries`, valid while the sequence is `indexed`. */
+  position: number;
+}
+
+/** One ordered sequence: a thread, or the time sequence of the memories without one. */
+interface Sequence {
+  /** Entries in order once sorted; may hold stale entries (removed or re-filed) until the next read compacts it. */
+  entries: Entry[];
+  /** Whether every entry's `position` is its index (false until the next read renumbers them). */
+  indexed: boolean;
+  sorted: boolean;
+  /** Entries in `entries` that are no longer live. */
+  stale: number;
+}
+
+/** Where a memory's neighbours come from: its thread, or the time sequence of the memories without a thread. */
+type SequenceKind = 'thread' | 'time';
+
+function emptySequence(): Sequence {
+  return { entries: [], indexed: true, sorted: true, stale: 0 };
+}
+
+/** Re-indexing passes over a sequence and the entries they walked, since load: work a test can count. */
+export const threadIndexCounters = { passes: 0, entriesWalked: 0 };
+
+/**
+ * Every memory in order: those with a thread in their thread, those without one in a single time sequence
+ * (same order: createdAt, ties by arrival), which `timeline` reads and the neighbours stage may use (`byTime`).
+ * Removal is lazy: a removed or re-filed memory leaves a stale entry, dropped by the next read of its
+ * sequence, so removing many memories from a long sequence costs one pass, not one per memory.
+ */
+export class ThreadIndex {
+  private readonly entries = new Map<string, Entry>();
+  private readonly threads = new Map<string, Sequence>();
+  private time = emptySequence();
+  private threaded = 0;
+  private nextSeq = 0;
+
+  /** Memories filed in a thread (those in the time sequence are not counted). */
+  get size(): number {
+    return this.threaded;
+  }
+
+  /** Adds or re-files records (a changed thread or createdAt moves them). */
+  upsertAll(records: readonly Pick<MemoryRecord, 'id' | 'createdAt' | 'meta'>[]): void {
+    for (const record of records) {
+      const thread = threadOf(record);
+      const previous = this.entries.get(record.id);
+      if (previous) {
+        if (previous.thread === thread && previous.createdAt === record.createdAt) continue;
+        this.remove(record.id);
+      }
+      const entry: Entry = { id: record.id, thread, createdAt: record.createdAt, seq: previous?.seq ?? this.nextSeq++, position: -1 };
+      this.entries.set(record.id, entry);
+      let sequence = this.time;
+      if (thread !== undefined) {
+        this.threaded++;
+        sequence = this.threads.get(thread) ?? emptySequence();
+        this.threads.set(thread, sequence);
+      }
+      const last = sequence.entries[sequence.entries.length - 1];
+      // Appending in order (the common case: a chat grows at its end) keeps the sequence sorted and its positions valid.
+      if (sequence.sorted && last !== undefined && compare(last, entry) > 0) sequence.sorted = false;
+      entry.position = sequence.entries.push(entry) - 1;
+      if (!sequence.sorted || sequence.stale > 0) sequence.indexed = false;
+    }
+  }
+
+  remove(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    if (entry.thread !== undefined) this.threaded--;
+    const sequence = this.sequenceOf(entry);
+    sequence.stale++;
+    sequence.indexed = false;
+    if (entry.thread !== undefined && sequence.stale === sequence.entries.length) this.threads.delete(entry.thread);
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.threads.clear();
+    this.time = emptySequence();
+    this.threaded = 0;
+  }
+
+  /**
+   * Memories of the same sequence within `window` places of `id`, nearest first (before, then after, at each
+   * distance). A memory without a thread has neighbours only when `byTime` is set: then the other memories
+   * without a thread, by createdAt, as far as no two consecutive ones are more than `maxGapMs` apart.
+   */
+  neighbours(id: string, window: number, byTime = false, maxGapMs = Infinity): { id: string; distance: number }[] {
+    const entry = this.entries.get(id);
+    if (!entry || window < 1 || (entry.thread === undefined && !byTime)) return [];
+    const sequence = this.sequenceOf(entry);
+    const at = this.positionOf(sequence, entry);
+    const gap = entry.thread === undefined ? maxGapMs : Infinity;
+    const { entries } = sequence;
+    // Each side stops at the first step longer than the gap: what lies past it belongs to another stretch of time.
+    let beforeOpen = true;
+    let afterOpen = true;
+    const out: { id: string; distance: number }[] = [];
+    for (let distance = 1; distance <= window; distance++) {
+      const before = entries[at - distance];
+      const after = entries[at + distance];
+      beforeOpen &&= before !== undefined && entries[at - distance + 1]!.createdAt - before.createdAt <= gap;
+      afterOpen &&= after !== undefined && after.createdAt - entries[at + distance - 1]!.createdAt <= gap;
+      if (beforeOpen) out.push({ id: before!.id, distance });
+      if (afterOpen) out.push({ id: after!.id, distance });
+    }
+    return out;
+  }
+
+  /**
+   * Up to `before` ids just before `id` and `after` just after it in its sequence, each list oldest first, and
+   * which sequence that is; undefined for an unknown id.
+   */
+  around(id: string, before: number, after: number): { before: string[]; after: string[]; by: SequenceKind } | undefined {
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    const sequence = this.sequenceOf(entry);
+    const at = this.positionOf(sequence, entry);
+    const slice = (from: number, to: number) => sequence.entries.slice(Math.max(0, from), to).map((e) => e.id);
+    return {
+      before: slice(at - before, at),
+      after: slice(at + 1, at + 1 + after),
+      by: entry.thread === undefined ? 'time' : 'thread',
+    };
+  }
+
+  private sequenceOf(entry: Entry): Sequence {
+    return entry.thread === undefined ? this.time : this.threads.get(entry.thread)!;
+  }
+
+  /** `entry`'s index in its sequence, compacting, sorting and renumbering the sequence first when a change left it stale. */
+  private positionOf(sequence: Sequence, entry: Entry): number {
+    if (!sequence.indexed) {
+      threadIndexCounters.passes++;
+      threadIndexCounters.entriesWalked += sequence.entries.length;
+      // Live entries are exactly those the id map still points to.
+      if (sequence.stale > 0) sequence.entries = sequence.entries.filter((e) => this.entries.get(e.id) === e);
+      if (!sequence.sorted) sequence.entries.sort(compare);
+      sequence.entries.forEach((e, i) => (e.position = i));
+      sequence.stale = 0;
+      sequence.sorted = true;
+      sequence.indexed = true;
+    }
+    return entry.position;
+  }
+}
+
+function compare(a: Entry, b: Entry): number {
+  return a.createdAt - b.createdAt || a.seq - b.seq;
+}

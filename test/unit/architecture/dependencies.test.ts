@@ -1,0 +1,119 @@
+/**
+ * The layout's rule, checked on every run: in src/, imports run only downward through the layers below, and no file
+ * reaches itself through its imports (type-only imports count too: a circle of types is still a circle to read).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { expect, test } from 'vitest';
+
+const SRC = resolve(__dirname, '../../../src');
+
+/** Each part of src/ and its layer: a file may import its own part and the parts of lower layers, nothing else. */
+const LAYERS: Record<string, number> = {
+  'errors.ts': 0,
+  'types.ts': 0,
+  util: 1,
+  store: 2,
+  lexical: 2,
+  vector: 2,
+  llm: 2,
+  embedder: 2,
+  search: 3,
+  engine: 4,
+  client: 5,
+  'node.ts': 6,
+  'advanced.ts': 6,
+  'internals.ts': 6,
+  'index.ts': 7,
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Every relative import and re-export of a file (static and dynamic), resolved to a file of src/ or beyond. */
+function importsOf(file: string): string[] {
+  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return info.importedFiles.filter((f) => f.fileName.startsWith('.')).map((f) => resolve(dirname(file), f.fileName.replace(/\.js$/, '.ts')));
+}
+
+const part = (file: string) => relative(SRC, file).split('/')[0]!;
+const files = sourceFiles(SRC);
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+
+test('every part of src/ has a layer', () => {
+  expect([...new Set(files.map(part))].filter((p) => LAYERS[p] === undefined)).toEqual([]);
+});
+
+/** Imports that run upward, or into worker/ or out of src/. */
+function upwardImports(graph: ReadonlyMap<string, string[]>): string[] {
+  const upward: string[] = [];
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const from = part(file);
+      const to = relative(SRC, target).startsWith('..') ? null : part(target);
+      if (to === null) upward.push(`${relative(SRC, file)} imports ${relative(SRC, target)}, outside src/`);
+      else if (to !== from && !(LAYERS[to]! < LAYERS[from]!)) upward.push(`${relative(SRC, file)} (${from}, layer ${LAYERS[from]}) imports ${relative(SRC, target)} (${to}, layer ${LAYERS[to]})`);
+    }
+  }
+  return upward;
+}
+
+/** Tarjan's strongly connected components: every component of more than one file (or a file importing itself) is a circle. */
+function circlesOf(graph: ReadonlyMap<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  let next = 0;
+  const visit = (file: string): void => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(relative(SRC, member));
+      } while (member !== file);
+      if (component.length > 1 || (graph.get(file) ?? []).includes(file)) circles.push(component.sort());
+    }
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
+test('imports run only downward, never into worker/ or out of src/', () => {
+  expect(upwardImports(graph)).toEqual([]);
+});
+
+test('no file of src/ imports itself through a circle', () => {
+  expect(circlesOf(graph)).toEqual([]);
+});
+
+test('the checks find a planted upward import and a planted circle', () => {
+  // A check that read no imports would pass everything: plant both faults in a copy of the real graph.
+  const at = (path: string) => join(SRC, path);
+  const planted = new Map(graph);
+  planted.set(at('util/time.ts'), [...(graph.get(at('util/time.ts')) ?? []), at('engine/engine.ts')]);
+  expect(upwardImports(planted)).toEqual([expect.stringContaining('util/time.ts (util, layer 1) imports engine/engine.ts (engine, layer 4)')]);
+  expect(circlesOf(planted).some((c) => c.includes('util/time.ts') && c.includes('engine/engine.ts'))).toBe(true);
+  planted.set(at('search/legs.ts'), [...(graph.get(at('search/legs.ts')) ?? []), at('worker/host.ts').replace('/src/worker/', '/worker/')]);
+  expect(upwardImports(planted)).toContainEqual(expect.stringContaining('outside src/'));
+});

@@ -1,0 +1,166 @@
+/**
+ * The Memory API's table (src/client/methods.ts): what is derived from it follows it, the worker boundary refuses
+ * calls that do not fit an entry, and the methods it calls writes are the ones that write.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  arityOf,
+  CALLABLE_METHODS,
+  checkCall,
+  isMethodName,
+  MEMORY_METHODS,
+  METHOD_NAMES,
+  timeoutFor,
+  WRITE_METHODS,
+  type MethodName,
+} from '../../../src/client/methods.js';
+import { createEngine, memoryStore, type Engine } from '../../../src/index.js';
+
+const timeouts = { callMs: 111, writeMs: 222, openMs: 333 };
+
+/** A value of each shape the table names, for building calls that fit. */
+const FITTING: Record<string, unknown> = {
+  string: 'x',
+  'string?': 'x',
+  object: {},
+  'object?': {},
+  array: [],
+  'object|array': {},
+  'string|array': [],
+  'boolean?': true,
+};
+
+function fittingArgs(method: MethodName, length = arityOf(method).max): unknown[] {
+  return Object.values<string>(MEMORY_METHODS[method].args)
+    .slice(0, length)
+    .map((shape) => FITTING[shape]);
+}
+
+function refusal(run: () => unknown): { code?: string; message?: string } | 'accepted' {
+  try {
+    run();
+    return 'accepted';
+  } catch (error) {
+    return error as { code?: string; message?: string };
+  }
+}
+
+describe('derived from the table', () => {
+  it('the allowlist is the table and status', () => {
+    expect([...CALLABLE_METHODS].sort()).toEqual([...METHOD_NAMES, 'status'].sort());
+  });
+
+  it('the writes are the entries of kind write', () => {
+    expect([...WRITE_METHODS].sort()).toEqual(METHOD_NAMES.filter((m) => MEMORY_METHODS[m].kind === 'write').sort());
+  });
+
+  it('each timeout is the one its entry names; status and anything else get the read timeout', () => {
+    for (const method of METHOD_NAMES) expect(timeoutFor(method, timeouts), method).toBe(MEMORY_METHODS[method].timeout === 'write' ? 222 : 111);
+    expect(timeoutFor('status', timeouts)).toBe(111);
+    expect(timeoutFor('constructor', timeouts)).toBe(111);
+  });
+
+  it('names inherited from Object.prototype are not methods', () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      expect(isMethodName(name), name).toBe(false);
+      expect(CALLABLE_METHODS.has(name), name).toBe(false);
+    }
+  });
+
+  it('optional arguments come after the required ones', () => {
+    for (const method of METHOD_NAMES) {
+      const optional = Object.values<string>(MEMORY_METHODS[method].args).map((shape) => shape.endsWith('?'));
+      expect(optional.indexOf(true) === -1 || optional.slice(optional.indexOf(true)).every(Boolean), method).toBe(true);
+    }
+  });
+});
+
+describe('checkCall at the worker boundary', () => {
+  it('accepts every method with its required arguments and with all of them, and status', () => {
+    for (const method of METHOD_NAMES) {
+      expect(checkCall(method, fittingArgs(method, arityOf(method).min))).toBe(method);
+      expect(checkCall(method, fittingArgs(method))).toBe(method);
+    }
+    expect(checkCall('status', [])).toBe('status');
+  });
+
+  it('refuses a method outside the Memory API, and arguments that are not an array', () => {
+    for (const method of ['close', 'setEmbedder', 'flush', 'constructor', 'toString', 42]) {
+      expect(refusal(() => checkCall(method, [])), String(method)).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('is not a Memory method') });
+    }
+    expect(refusal(() => checkCall('count', 'x'))).toMatchObject({ code: 'INVALID_INPUT', message: 'Engram: the arguments of count() must be an array' });
+  });
+
+  it('refuses too many and too few arguments', () => {
+    for (const method of METHOD_NAMES) {
+      const { min, max } = arityOf(method);
+      expect(refusal(() => checkCall(method, [...fittingArgs(method), 'extra'])), method).toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringMatching(new RegExp(`^Engram: ${method}\\(\\) takes .*, got ${max + 1}$`)),
+      });
+      if (min > 0) expect(refusal(() => checkCall(method, fittingArgs(method, min - 1))), method).toMatchObject({ code: 'INVALID_INPUT' });
+    }
+    expect(refusal(() => checkCall('link', ['a', 'b']))).toMatchObject({ message: 'Engram: link() takes 3 to 4 arguments, got 2' });
+  });
+
+  it('refuses an argument of the wrong shape, naming it', () => {
+    for (const method of METHOD_NAMES) {
+      Object.keys(MEMORY_METHODS[method].args).forEach((name, i) => {
+        const args = fittingArgs(method);
+        args[i] = 42; // no shape takes a number
+        expect(refusal(() => checkCall(method, args)), `${method} ${name}`).toMatchObject({
+          code: 'INVALID_INPUT',
+          message: expect.stringMatching(new RegExp(`^Engram: ${method}\\(\\): ${name} must be .*, got 42$`)),
+        });
+      });
+    }
+    expect(refusal(() => checkCall('get', [null]))).toMatchObject({ message: 'Engram: get(): id must be a string, got null' });
+    expect(refusal(() => checkCall('update', ['a', []]))).toMatchObject({ message: 'Engram: update(): patch must be an object, got an array' });
+    expect(refusal(() => checkCall('search', ['q', null]))).toMatchObject({ message: 'Engram: search(): options must be an object or undefined, got null' });
+    expect(checkCall('pin', ['a', undefined])).toBe('pin');
+  });
+
+  it('search refuses the boost hook on the page, before the call is posted', () => {
+    const page = MEMORY_METHODS.search.page;
+    expect(refusal(() => page(['q', { boost: () => 1 }]))).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('boost') });
+    expect(refusal(() => page(['q']))).toBe('accepted');
+  });
+});
+
+describe('kind', () => {
+  /** One call of each method that would change something if the method could: the engine holds a, b and a link a → b. */
+  const CALLS: Record<MethodName, (engine: Engine) => Promise<unknown>> = {
+    add: (e) => e.add({ text: 'c new' }),
+    // A search's access bookkeeping is background work, not part of the call; `touch: false` leaves it out.
+    search: (e) => e.search('alpha', { touch: false }),
+    get: (e) => e.get('a'),
+    timeline: (e) => e.timeline('a'),
+    update: (e) => e.update('a', { text: 'alpha changed' }),
+    remove: (e) => e.remove('b'),
+    pin: (e) => e.pin('a'),
+    count: (e) => e.count(),
+    export: (e) => e.export(),
+    import: (e) => e.import([{ id: 'c', text: 'gamma' }]),
+    related: (e) => e.related('a'),
+    link: (e) => e.link('b', 'a', 'references'),
+    unlink: (e) => e.unlink('a', 'b'),
+    why: (e) => e.why('a'),
+  };
+
+  it('a method writes to the store exactly when its entry says write', async () => {
+    for (const method of METHOD_NAMES) {
+      const store = memoryStore();
+      const engine = await createEngine({ store, embedder: null });
+      await engine.add([{ id: 'a', text: 'alpha' }, { id: 'b', text: 'beta' }]);
+      await engine.link('a', 'b', 'derives_from');
+      await engine.flush();
+      let writes = 0;
+      const write = store.write.bind(store);
+      store.write = (change) => (writes++, write(change));
+      await CALLS[method](engine);
+      await engine.flush();
+      expect(writes > 0 ? 'write' : 'read', method).toBe(MEMORY_METHODS[method].kind);
+      await engine.close();
+    }
+  });
+});
