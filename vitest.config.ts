@@ -35,6 +35,21 @@ export default defineConfig(({ mode }) => ({
         },
       },
       {
+        // Firefox (WebDriver BiDi) and WebKitGTK (WebKitWebDriver) through test/browser/engines.ts: the store spec,
+        // createMemory's essentials and the demo; ENGRAM_ENGINES=chromium skips them (scripts/browsers.ts).
+        test: {
+          name: 'engines',
+          include: ['test/engines/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/browser/global-setup.ts'],
+          fileParallelism: false,
+          // After the Chromium suites: two browser suites at once overload two cores.
+          sequence: { groupOrder: 1 },
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
         // Example apps installed from the `npm pack` tarball, built with their own tools, driven in real Chromium.
         test: {
           name: 'consumers',
@@ -42,8 +57,8 @@ export default defineConfig(({ mode }) => ({
           environment: 'node',
           globalSetup: ['test/consumers/global-setup.ts'],
           fileParallelism: false,
-          // After the unit and browser projects: two Chromium suites and npm installs at once overload two cores.
-          sequence: { groupOrder: 1 },
+          // After the unit, browser and engines projects: two browser suites and npm installs at once overload two cores.
+          sequence: { groupOrder: 2 },
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },

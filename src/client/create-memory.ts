@@ -298,28 +298,48 @@ export interface ScriptUrlPolicy {
 }
 
 const policies = new Map<string, ScriptUrlPolicy>();
+/** The worker script URLs this module spawned: the only ones a policy it made vouches for. */
+const workerScripts = new Set<string>();
 
-/** The worker, spawned from the package's own script: through a Trusted Types policy when the page names one. */
+/**
+ * The worker, spawned from the package's own script: through a Trusted Types policy when the page names one.
+ * Bundlers find the worker by the literal expression below (a Worker of a URL relative to import.meta.url) and
+ * rewrite its URL, so it stays as it is; a policy applies by swapping the global `Worker` for that synchronous call.
+ */
 function spawnWorker(name: string, trustedTypes: MemoryOptions['trustedTypes']): Worker {
-  const url = new URL('../../worker/index.ts', import.meta.url);
-  const policy = typeof trustedTypes === 'string' ? namedPolicy(trustedTypes, url.href) : trustedTypes;
+  const policy = typeof trustedTypes === 'string' ? namedPolicy(trustedTypes) : trustedTypes;
   if (policy !== undefined && typeof policy?.createScriptURL !== 'function') throw invalidInput('trustedTypes must be a policy name or a policy with createScriptURL');
+  const scope = globalThis as { Worker: typeof Worker };
+  const Native = scope.Worker;
+  if (policy) {
+    scope.Worker = class extends Native {
+      constructor(url: string | URL, options?: WorkerOptions) {
+        // The constructor takes a TrustedScriptURL where Trusted Types exist; TypeScript only knows string | URL.
+        workerScripts.add(String(url));
+        super(policy!.createScriptURL(String(url)) as string, options);
+      }
+    };
+  }
   try {
-    // The Worker constructor takes a TrustedScriptURL where Trusted Types exist; TypeScript only knows string | URL.
-    return new Worker((policy ? policy.createScriptURL(url.href) : url) as URL, { type: 'module', name: `engram:${name}` });
+    return new Worker(new URL('../../worker/index.ts', import.meta.url), { type: 'module', name: `engram:${name}` });
   } catch (error) {
-    if (error instanceof TypeError && policy === undefined && (globalThis as { trustedTypes?: unknown }).trustedTypes) {
+    if (error instanceof TypeError && !policy && (globalThis as { trustedTypes?: unknown }).trustedTypes) {
       throw new EngramError(
         ErrorCode.WORKER_FAILED,
         `the page refused the worker's script URL (${error.message}): with Trusted Types required, name a policy its CSP allows, createMemory({ trustedTypes: 'name' })`,
       );
     }
     throw new EngramError(ErrorCode.WORKER_FAILED, `the Engram worker could not be started: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    scope.Worker = Native;
   }
 }
 
-/** A policy named `policyName` that vouches for `workerUrl` only; one per name, since a CSP may refuse a second. */
-function namedPolicy(policyName: string, workerUrl: string): ScriptUrlPolicy | undefined {
+/**
+ * A policy named `policyName`, made once per page (a CSP may refuse a second of one name). It never leaves this
+ * module, and vouches only for the worker scripts this module spawns.
+ */
+function namedPolicy(policyName: string): ScriptUrlPolicy | undefined {
   const factory = (globalThis as { trustedTypes?: { createPolicy(name: string, rules: { createScriptURL(input: string): string }): ScriptUrlPolicy } }).trustedTypes;
   if (!factory) return undefined; // no Trusted Types in this browser: a plain URL is accepted
   let policy = policies.get(policyName);
@@ -327,7 +347,7 @@ function namedPolicy(policyName: string, workerUrl: string): ScriptUrlPolicy | u
     try {
       policy = factory.createPolicy(policyName, {
         createScriptURL(input) {
-          if (input !== workerUrl) throw new TypeError(`${policyName}: refusing script URL ${input}`);
+          if (!workerScripts.has(input)) throw new TypeError(`${policyName}: refusing script URL ${input}`);
           return input;
         },
       });

@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { inject } from 'vitest';
+import { findBrowsers } from '../../scripts/browsers.js';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Found as the preflight finds it (scripts/browsers.ts); the Debian path when none is, for a clear launch error. */
+export const CHROMIUM_PATH = findBrowsers().chromium ?? '/usr/bin/chromium';
 
 /** Flags from DEVELOPERS.md: no background traffic on a closed network; SwiftShader WebGPU when asked. */
 export function chromiumArgs(webgpu = true): string[] {

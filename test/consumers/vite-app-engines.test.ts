@@ -1,0 +1,73 @@
+/**
+ * examples/vite-app from the packed tarball in Firefox and WebKit (Chromium runs it in vite-app.test.ts): the
+ * production build, open, add, hybrid search, and the memories still there after the page is opened again.
+ */
+import { cpSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { launchEngine, type EnginePage } from '../browser/engines.js';
+import { enginesToRun, waitInPage } from '../engines/support.js';
+import { installExample, REPO, sh, startServer } from './harness.js';
+
+const engines = enginesToRun(['firefox', 'webkit']);
+if (engines.length === 0) test.skip('no engine selected (ENGRAM_ENGINES)', () => {});
+
+let server: Awaited<ReturnType<typeof startServer>> | undefined;
+
+beforeAll(async () => {
+  const app = await installExample('vite-app');
+  // vite-app.test.ts may have left its own-worker variant in the shared install: build the app as shipped.
+  cpSync(join(REPO, 'examples/vite-app/src'), join(app, 'src'), { recursive: true });
+  rmSync(join(app, 'src/own-worker.ts'), { force: true });
+  await sh('npm', ['run', 'build'], app);
+  server = await startServer('npx', ['vite', 'preview', '--port', '0', '--host', '127.0.0.1'], app);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const text = (selector: string) => `(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`;
+
+/** Submits the search form until the trace says hybrid (the model loads in the background); the first hit's text. */
+async function searchUntilHybrid(page: EnginePage, query: string): Promise<string> {
+  return page.evaluate<string>(`
+    const form = document.querySelector('#search');
+    form.querySelector('input[name=query]').value = ${JSON.stringify(query)};
+    for (let i = 0; i < 240; i++) {
+      form.requestSubmit();
+      await new Promise((r) => setTimeout(r, 250));
+      if (${text('#mode')} === 'hybrid') return ${text('#hits li:first-child')};
+    }
+    throw new Error('no hybrid search within 60 s: ' + ${text('#mode')});
+  `);
+}
+
+describe.each(engines)('%s', (engine) => {
+  let page: EnginePage;
+  beforeAll(async () => {
+    page = await launchEngine(engine);
+  });
+  afterAll(async () => {
+    await page?.close();
+  });
+
+  test('production build: opens, adds, answers a hybrid search, and keeps the memories when opened again', async () => {
+    await page.open(server!.url);
+    await waitInPage(page, `document.body.dataset.state !== undefined`, 60_000);
+    expect(await page.evaluate(`return ${text('#status')};`)).toMatch(/^ready: 0 memories/);
+
+    const notes = ['The staging server moved to eu-west-2 in March', 'Grandma likes tulips and orchids in her garden'];
+    for (const [index, note] of notes.entries()) {
+      await page.evaluate(`const form = document.querySelector('#add'); form.querySelector('input[name=text]').value = ${JSON.stringify(note)}; form.requestSubmit();`);
+      await waitInPage(page, `${text('#status')}.includes('${index + 1} memories')`, 30_000);
+    }
+    expect(await searchUntilHybrid(page, 'which flowers does grandma like?')).toMatch(/tulips/);
+
+    await page.open(server!.url);
+    await waitInPage(page, `document.body.dataset.state === 'ready'`, 60_000);
+    expect(await page.evaluate(`return ${text('#status')};`)).toMatch(/2 memories/);
+    expect(await searchUntilHybrid(page, 'where is staging hosted')).toMatch(/eu-west-2/);
+    expect(page.consoleErrors()).toEqual([]);
+  });
+});
