@@ -1,21 +1,27 @@
 /**
- * Retrieval-quality harness: `npm run eval -- [--data <folder>] [--json out.json] [--no-doc] [--ablate]`.
+ * Retrieval-quality harness: `npm run eval -- [--data <folder>] [--beir <folder>] [--no-documents] [--json out.json] [--no-doc] [--ablate]`.
  * Replays each LoCoMo conversation into a fresh engine with the built-in model and default options, asks
  * every category 1-4 question, and scores the ranked turn ids against the evidence, next to its peers on the
  * same memories and vectors. `--ablate` also runs the engine with one technique changed at a time.
+ * Then notes (the same turns without threads or dates, one add per conversation) and documents (a BEIR corpus
+ * in one add, bench/lib/documents.ts): the data sets a ranking default must hold on besides chat.
  * The tables go to stdout, to `--json`, and (unless `--no-doc`) into docs/quality.md.
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmbedder } from '../src/index.js';
-import { ablationTable, commitLabel, resultsTable, stageTargetCheck, targetCheck, updateMarkedBlock, type StageTarget } from './lib/report.js';
+import { readBeirOrSkip } from './lib/beir.js';
+import { documentsTable, evaluateDocuments, type DocumentsReport } from './lib/documents.js';
+import { ablationTable, commitLabel, pairedTable, resultsTable, stageTargetCheck, targetCheck, updateMarkedBlock, type StageTarget } from './lib/report.js';
 import { closeEngines, engineRanker, minisearchDefaults, oramaHybrid, pureLeg } from './lib/rankers.js';
 import { dataFolder, evaluateRanker, loadOrSkip, scoredQuestions, type Ranker, type RankerReport } from './lib/run.js';
 import { ablations } from './lib/variants.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const QUALITY_DOC = join(root, 'docs/quality.md');
+/** BEIR NFCorpus beside the repo, as the LoCoMo dev split (run.ts DEV_SPLIT). */
+const BEIR_NFCORPUS = resolve(root, '../shared/data/beir-nfcorpus');
 const TARGET = { r10: 0.68, ndcg10: 0.55, categoryMargin: 0.02, meanQueryMs: 5 };
 const STAGE_TARGET: StageTarget = {
   r10: 0.78,
@@ -36,14 +42,18 @@ interface Args {
   json: string | undefined;
   writeDoc: boolean;
   ablate: boolean;
+  beir: string;
+  documents: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { data: dataFolder(argv), json: undefined, writeDoc: true, ablate: false };
+  const args: Args = { data: dataFolder(argv), json: undefined, writeDoc: true, ablate: false, beir: BEIR_NFCORPUS, documents: true };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--json') args.json = resolve(argv[++i] ?? '');
     else if (argv[i] === '--no-doc') args.writeDoc = false;
     else if (argv[i] === '--ablate') args.ablate = true;
+    else if (argv[i] === '--beir') args.beir = resolve(argv[++i] ?? '');
+    else if (argv[i] === '--no-documents') args.documents = false;
   }
   return args;
 }
@@ -59,6 +69,19 @@ const rankers: Ranker[] = [
   engineRanker('Vector leg alone (built-in model)', { search: { ...pureLeg, mode: 'vector' } }),
   oramaHybrid(false),
   oramaHybrid(true),
+];
+
+// Pairs: defaults, then neighbours off, per way of storing the turns. `touch: false` so no row changes another's memories.
+const quiet = { touch: false } as const;
+const noNeighbours = { touch: false, neighbours: false } as const;
+const notes = { noThreads: true, noDates: true };
+const notesRankers: Ranker[] = [
+  engineRanker('chat (threads, dates): defaults', { search: quiet }),
+  engineRanker('chat: neighbours: false', { search: noNeighbours }),
+  engineRanker('no threads, dates kept: defaults', { noThreads: true, search: quiet }),
+  engineRanker('no threads, dates kept: neighbours: false', { noThreads: true, search: noNeighbours }),
+  engineRanker('notes (no threads, no dates, one add per conversation): defaults', { ...notes, search: quiet }),
+  engineRanker('notes: neighbours: false', { ...notes, search: noNeighbours }),
 ];
 
 async function evaluateAll(list: readonly Ranker[], run: (ranker: Ranker) => Promise<RankerReport>): Promise<RankerReport[]> {
@@ -99,10 +122,29 @@ async function main(): Promise<void> {
     console.log(`\n${table}`);
     if (args.writeDoc) updateMarkedBlock(QUALITY_DOC, 'ablation', table);
   }
-  if (args.json) {
-    writeFileSync(args.json, JSON.stringify({ commit: commitLabel(root), embedder: embedder.id, questions, reports, ablations: ablationReports }, null, 2));
-  }
   if (args.writeDoc) updateMarkedBlock(QUALITY_DOC, 'eval', results);
+
+  console.error('eval: notes');
+  const notesReports = await evaluateAll(notesRankers, run);
+  let other = `Latest \`npm run eval\` (${stamp}).\n\nNotes: the ${questions} questions over the same turns stored three ways, each with and without neighbour support (R and nDCG binary, as above; Δ against the row above it):\n\n${pairedTable(notesReports)}`;
+  let documents: DocumentsReport | null = null;
+  const beir = args.documents ? readBeirOrSkip(args.beir, 'test', 'eval') : null;
+  if (beir) {
+    console.error(`eval: documents, ${beir.documents.length} documents, ${beir.queries.length} test queries`);
+    const started = performance.now();
+    documents = await evaluateDocuments(beir, embedder);
+    const seconds = (performance.now() - started) / 1000;
+    const adds = Object.entries(documents.addSeconds).map(([k, s]) => `${k} ${s.toFixed(1)} s`).join(', ');
+    other +=
+      `\n\nDocuments: BEIR NFCorpus, ${documents.documents} abstracts added in one \`add\` call (title + "\\n" + text, no dates, no threads, file order), ` +
+      `its ${documents.queries} test queries; nDCG@10 graded as trec_eval ndcg_cut.10, R@100 over the judged documents (bench/lib/beir.ts). ` +
+      `Δ against Engram's defaults. The section took ${seconds.toFixed(0)} s (one add: ${adds}).\n\n${documentsTable(documents)}`;
+  }
+  console.log(`\n${other}`);
+  if (args.writeDoc) updateMarkedBlock(QUALITY_DOC, 'documents', other);
+  if (args.json) {
+    writeFileSync(args.json, JSON.stringify({ commit: commitLabel(root), embedder: embedder.id, questions, reports, ablations: ablationReports, notes: notesReports, documents }, null, 2));
+  }
   await closeEngines();
   await embedder.dispose?.();
 }

@@ -14,6 +14,8 @@ export interface EngineVariant {
   noEmbedder?: boolean;
   /** Memories added without `meta.thread` (a notes app rather than a chat): no thread order to lean on. */
   noThreads?: boolean;
+  /** Memories added without `createdAt`: one add call stamps them all with the same time, as notes saved at once. */
+  noDates?: boolean;
 }
 
 /** The memory without `meta.thread` (and without a meta left empty by dropping it). */
@@ -30,12 +32,14 @@ function withoutThread(memory: MemoryInput): MemoryInput {
 const engines = new Map<string, Promise<Engine>>();
 
 function engineFor(conversation: Conversation, embedder: Embedder, variant: EngineVariant): Promise<Engine> {
-  const key = JSON.stringify([conversation.name, variant.noEmbedder ?? false, variant.noThreads ?? false, variant.engine ?? {}]);
+  const key = JSON.stringify([conversation.name, variant.noEmbedder ?? false, variant.noThreads ?? false, variant.noDates ?? false, variant.engine ?? {}]);
   let engine = engines.get(key);
   if (!engine) {
     engine = (async () => {
       const made = await createEngine({ ...variant.engine, embedder: variant.noEmbedder ? null : embedder, clock: () => conversation.lastSessionAt });
-      await made.add(variant.noThreads ? conversation.memories.map(withoutThread) : conversation.memories);
+      let memories = variant.noThreads ? conversation.memories.map(withoutThread) : conversation.memories;
+      if (variant.noDates) memories = memories.map(({ createdAt: _dropped, ...rest }) => rest);
+      await made.add(memories);
       return made;
     })();
     engines.set(key, engine);

@@ -47,6 +47,19 @@ export function ablationTable(reports: readonly RankerReport[]): string {
   ].join('\n');
 }
 
+/** Rows in pairs (a way of storing, then one change to it): each second row with its change from the first. */
+export function pairedTable(reports: readonly RankerReport[]): string {
+  return [
+    '| ranker | R@5 | R@10 | Δ R@10 | nDCG@10 | Δ nDCG@10 | R@10 per conversation (min–max) | mean query ms |',
+    '|---|---|---|---|---|---|---|---|',
+    ...reports.map((r, i) => {
+      const base = i % 2 === 1 ? reports[i - 1]! : null;
+      const delta = (metric: 'r10' | 'ndcg10') => (base ? signed(r.overall[metric] - base.overall[metric]) : '');
+      return `| ${r.name} | ${f3(r.overall.r5)} | ${f3(r.overall.r10)} | ${delta('r10')} | ${f3(r.overall.ndcg10)} | ${delta('ndcg10')} | ${spread(r)} | ${r.meanQueryMs.toFixed(2)} |`;
+    }),
+  ].join('\n');
+}
+
 export interface Target {
   r10: number;
   ndcg10: number;

@@ -39,7 +39,7 @@ describe.each(engines)('%s', (engine) => {
   });
 
   test('opens, adds at once, and answers a hybrid search once the built-in model is in', async () => {
-    const outcome = await page.evaluate<{ storage: string; added: number; mode: string; top: string; count: number }>(`
+    const outcome = await page.evaluate<{ storage: string; embedder: string; added: number; mode: string; top: string; count: number }>(`
       const memory = await window.engram.createMemory({ name: 'basic', openTimeoutMs: 60000 });
       const added = (await memory.add([
         { text: 'The cat slept on the warm windowsill all afternoon', tags: ['pets'] },
@@ -56,10 +56,13 @@ describe.each(engines)('%s', (engine) => {
       const { hits, trace } = await memory.search('a kitten napping', { k: 2 });
       const count = await memory.count();
       await memory.close();
-      return { storage: status.storage, added, mode: trace.mode, top: hits[0]?.text, count };
+      return { storage: status.storage, embedder: status.embedder, added, mode: trace.mode, top: hits[0]?.text, count };
     `);
+    // docs/browsers.md quotes the device each engine ends up with.
+    console.log(`${engine}: storage ${outcome.storage}, embedder ${outcome.embedder}`);
     expect(outcome).toEqual({
       storage: BACKENDS[engine][0],
+      embedder: expect.stringMatching(/^engram-glove-100d@q8\/(wasm|webgpu)$/),
       added: 3,
       mode: 'hybrid',
       top: 'The cat slept on the warm windowsill all afternoon',

@@ -1,6 +1,7 @@
 /**
- * The service worker: it cannot start a Worker, import() code or open OPFS sync access handles, so it cannot run
- * Engram. It creates an offscreen document that does, whenever none is open, and relays the popup's requests to it.
+ * Chrome's service worker (Firefox runs src/event-page.ts instead): it cannot start a Worker, import() code or open
+ * OPFS sync access handles, so it cannot run Engram. It creates an offscreen document that does, whenever none is
+ * open, and relays the popup's requests to it.
  */
 import { isFor, replyError, type Envelope, type Reply, type Request } from './messages.js';
 
@@ -47,7 +48,7 @@ async function relay(request: Request): Promise<Reply<unknown>> {
 }
 
 chrome.runtime.onMessage.addListener((message: unknown, _sender, sendResponse: (reply: Reply<unknown>) => void) => {
-  if (!isFor('service-worker', message)) return false;
+  if (!isFor('background', message)) return false;
   relay(message.request).then(sendResponse, (error: unknown) => {
     sendResponse({ ok: false, error: replyError(error) });
   });

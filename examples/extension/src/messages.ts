@@ -55,7 +55,8 @@ export function replyError(error: unknown, code: string | null = null): ReplyErr
   return { code, message: error instanceof Error ? error.message : String(error) };
 }
 
-export type Target = 'service-worker' | 'offscreen';
+/** 'background': Chrome's service worker or Firefox's event page; 'offscreen': Chrome's offscreen document. */
+export type Target = 'background' | 'offscreen';
 
 export interface Envelope {
   target: Target;

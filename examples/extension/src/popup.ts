@@ -12,9 +12,9 @@ const vaultStatus = document.querySelector<HTMLParagraphElement>('#vault-status'
 const passphraseField = document.querySelector<HTMLInputElement>('#vault input[name=passphrase]')!;
 
 async function ask<R extends Request>(request: R): Promise<Answers[R['type']]> {
-  const envelope: Envelope = { target: 'service-worker', request };
+  const envelope: Envelope = { target: 'background', request };
   const reply = (await chrome.runtime.sendMessage(envelope)) as Reply<Answers[R['type']]> | undefined;
-  if (!reply) throw new Error('the service worker gave no answer');
+  if (!reply) throw new Error('the background gave no answer');
   if (!reply.ok) throw new Error(reply.error.code ? `${reply.error.code}: ${reply.error.message}` : reply.error.message);
   return reply.value;
 }
