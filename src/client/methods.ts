@@ -75,7 +75,7 @@ export const CALLABLE_METHODS: ReadonlySet<string> = new Set<string>([...METHOD_
 
 /**
  * Methods that change memories or their links: they go through the engine's write queue (so they may wait behind
- * another tab's long write), and the host schedules a lexical snapshot save after each (worker/snapshots.ts), also
+ * another tab's long write), and the host schedules a lexical snapshot save after each (worker/index-saver.ts), also
  * after those that leave the index as it was (`link`, `unlink`, a `pin`).
  */
 export const WRITE_METHODS: ReadonlySet<string> = new Set<string>(METHOD_NAMES.filter((method) => MEMORY_METHODS[method].kind === 'write'));
@@ -95,10 +95,18 @@ export function timeoutFor(method: string, timeouts: CallTimeouts): number {
   return isMethodName(method) ? timeouts[`${MEMORY_METHODS[method].timeout}Ms`] : timeouts.callMs;
 }
 
+/** Each method's arguments as `checkCall` reads them, worked out once: their shapes in order, and how many may travel. */
+const SIGNATURES = Object.fromEntries(
+  METHOD_NAMES.map((method) => {
+    const args = Object.entries<Shape>(MEMORY_METHODS[method].args);
+    return [method, { args, min: args.filter(([, shape]) => !shape.endsWith('?')).length, max: args.length }];
+  }),
+) as Record<MethodName, { args: [string, Shape][]; min: number; max: number }>;
+
 /** How many arguments of `method` travel: at least the required ones, at most all of them. */
 export function arityOf(method: MethodName): { min: number; max: number } {
-  const shapes = Object.values<Shape>(MEMORY_METHODS[method].args);
-  return { min: shapes.filter((shape) => !shape.endsWith('?')).length, max: shapes.length };
+  const { min, max } = SIGNATURES[method];
+  return { min, max };
 }
 
 const SHAPES: Record<Shape, { test: (value: unknown) => boolean; says: string }> = {
@@ -126,12 +134,12 @@ export function checkCall(method: unknown, args: unknown): MethodName | 'status'
   }
   if (!Array.isArray(args)) throw invalidInput(`the arguments of ${method}() must be an array`);
   if (!isMethodName(method)) return 'status'; // takes no arguments and ignores any
-  const { min, max } = arityOf(method);
+  const { args: shapes, min, max } = SIGNATURES[method];
   if (args.length < min || args.length > max) {
     const takes = min === max ? `${min}` : `${min} to ${max}`;
     throw invalidInput(`${method}() takes ${takes} argument${max === 1 ? '' : 's'}, got ${args.length}`, { method });
   }
-  Object.entries<Shape>(MEMORY_METHODS[method].args).forEach(([name, shape], i) => {
+  shapes.forEach(([name, shape], i) => {
     if (!SHAPES[shape].test(args[i])) throw invalidInput(`${method}(): ${name} must be ${SHAPES[shape].says}, got ${describeValue(args[i])}`, { method });
   });
   return method;

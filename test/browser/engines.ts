@@ -115,6 +115,24 @@ class Console {
   }
 }
 
+/** A page of a driver that navigates and evaluates scripts itself (Playwright's and puppeteer's pages). */
+interface DriverPage {
+  goto(url: string, options: { waitUntil: 'load' }): Promise<unknown>;
+  evaluate(script: string): Promise<unknown>;
+}
+
+function driverPage(engine: EngineName, page: DriverPage, log: Console, openTab: () => Promise<EnginePage>, close: () => Promise<void>): EnginePage {
+  return {
+    engine,
+    open: async (url) => void (await page.goto(url, { waitUntil: 'load' })),
+    evaluate: async <T>(body: string, timeoutMs = 120_000) => unwrap<T>(engine, await bounded(engine, page.evaluate(wrap(body)), timeoutMs)),
+    consoleErrors: () => [...log.errors],
+    consoleLog: () => [...log.lines],
+    openTab,
+    close,
+  };
+}
+
 async function launchChromium(options: LaunchOptions): Promise<EnginePage> {
   const { chromium } = await import('playwright-core');
   const profile = options.profileDir ? null : tempDir('engram-chromium-');
@@ -128,18 +146,10 @@ async function launchChromium(options: LaunchOptions): Promise<EnginePage> {
     page.on('console', (message) => log.add(message.type(), message.text()));
     page.on('pageerror', (error) => log.add('pageerror', error.message));
     page.on('worker', (worker) => worker.on('console', (message) => log.add(message.type(), `[worker] ${message.text()}`)));
-    return {
-      engine: 'chromium',
-      open: async (url) => void (await page.goto(url, { waitUntil: 'load' })),
-      evaluate: async <T>(body: string, timeoutMs = 120_000) => unwrap<T>('chromium', await bounded('chromium', page.evaluate(wrap(body)), timeoutMs)),
-      consoleErrors: () => [...log.errors],
-      consoleLog: () => [...log.lines],
-      openTab: async () => {
-        const tab = await context.newPage();
-        return wrapPage(tab, () => tab.close());
-      },
-      close,
-    };
+    return driverPage('chromium', page, log, async () => {
+      const tab = await context.newPage();
+      return wrapPage(tab, () => tab.close());
+    }, close);
   };
   return wrapPage(context.pages()[0] ?? (await context.newPage()), async () => {
     await context.close();
@@ -162,18 +172,10 @@ async function launchFirefox(options: LaunchOptions): Promise<EnginePage> {
     // here in the versions that forward them.
     page.on('console', (message) => log.add(message.type(), message.text()));
     page.on('pageerror', (error) => log.add('pageerror', error instanceof Error ? error.message : String(error)));
-    return {
-      engine: 'firefox',
-      open: async (url) => void (await page.goto(url, { waitUntil: 'load' })),
-      evaluate: async <T>(body: string, timeoutMs = 120_000) => unwrap<T>('firefox', await bounded('firefox', page.evaluate(wrap(body)), timeoutMs)),
-      consoleErrors: () => [...log.errors],
-      consoleLog: () => [...log.lines],
-      openTab: async () => {
-        const tab = await browser.newPage();
-        return wrapPage(tab, () => tab.close());
-      },
-      close,
-    };
+    return driverPage('firefox', page, log, async () => {
+      const tab = await browser.newPage();
+      return wrapPage(tab, () => tab.close());
+    }, close);
   };
   return wrapPage((await browser.pages())[0] ?? (await browser.newPage()), async () => {
     await browser.close();

@@ -5,8 +5,8 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { launchEngine, type EnginePage } from '../browser/engines.js';
-import { enginesToRun, waitInPage } from '../engines/support.js';
+import type { EnginePage } from '../browser/engines.js';
+import { enginesToRun, textOf, usePage, waitInPage } from '../engines/support.js';
 import { installExample, REPO, sh, startServer } from './harness.js';
 
 const engines = enginesToRun(['firefox', 'webkit']);
@@ -27,7 +27,6 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const text = (selector: string) => `(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`;
 
 /** Submits the search form until the trace says hybrid (the model loads in the background); the first hit's text. */
 async function searchUntilHybrid(page: EnginePage, query: string): Promise<string> {
@@ -37,36 +36,32 @@ async function searchUntilHybrid(page: EnginePage, query: string): Promise<strin
     for (let i = 0; i < 240; i++) {
       form.requestSubmit();
       await new Promise((r) => setTimeout(r, 250));
-      if (${text('#mode')} === 'hybrid') return ${text('#hits li:first-child')};
+      if (${textOf('#mode')} === 'hybrid') return ${textOf('#hits li:first-child')};
     }
-    throw new Error('no hybrid search within 60 s: ' + ${text('#mode')});
+    throw new Error('no hybrid search within 60 s: ' + ${textOf('#mode')});
   `);
 }
 
 describe.each(engines)('%s', (engine) => {
-  let page: EnginePage;
-  beforeAll(async () => {
-    page = await launchEngine(engine);
-  });
-  afterAll(async () => {
-    await page?.close();
-  });
+  const tab = usePage(engine);
+
 
   test('production build: opens, adds, answers a hybrid search, and keeps the memories when opened again', async () => {
+    const { page } = tab;
     await page.open(server!.url);
     await waitInPage(page, `document.body.dataset.state !== undefined`, 60_000);
-    expect(await page.evaluate(`return ${text('#status')};`)).toMatch(/^ready: 0 memories/);
+    expect(await page.evaluate(`return ${textOf('#status')};`)).toMatch(/^ready: 0 memories/);
 
     const notes = ['The staging server moved to eu-west-2 in March', 'Grandma likes tulips and orchids in her garden'];
     for (const [index, note] of notes.entries()) {
       await page.evaluate(`const form = document.querySelector('#add'); form.querySelector('input[name=text]').value = ${JSON.stringify(note)}; form.requestSubmit();`);
-      await waitInPage(page, `${text('#status')}.includes('${index + 1} memories')`, 30_000);
+      await waitInPage(page, `${textOf('#status')}.includes('${index + 1} memories')`, 30_000);
     }
     expect(await searchUntilHybrid(page, 'which flowers does grandma like?')).toMatch(/tulips/);
 
     await page.open(server!.url);
     await waitInPage(page, `document.body.dataset.state === 'ready'`, 60_000);
-    expect(await page.evaluate(`return ${text('#status')};`)).toMatch(/2 memories/);
+    expect(await page.evaluate(`return ${textOf('#status')};`)).toMatch(/2 memories/);
     expect(await searchUntilHybrid(page, 'where is staging hosted')).toMatch(/eu-west-2/);
     expect(page.consoleErrors()).toEqual([]);
   });

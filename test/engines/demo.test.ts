@@ -2,42 +2,36 @@
  * The demo in every engine, Chromium included: load the sample, search, see hits and the trace, and no console
  * errors (test/browser/demo*.test.ts drive the rest of the demo in Chromium).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { launchEngine, type EnginePage } from '../browser/engines.js';
-import { baseURL, enginesToRun, waitInPage } from './support.js';
+import { describe, expect, test } from 'vitest';
+import { baseURL, enginesToRun, textOf, usePage, waitInPage } from './support.js';
 
 const engines = enginesToRun(['chromium', 'firefox', 'webkit']);
 if (engines.length === 0) test.skip('no engine selected (ENGRAM_ENGINES)', () => {});
 
-const text = (selector: string) => `(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`;
 
 describe.each(engines)('%s', (engine) => {
-  let page: EnginePage;
-  beforeAll(async () => {
-    page = await launchEngine(engine);
-  });
-  afterAll(async () => {
-    await page?.close();
-  });
+  const tab = usePage(engine);
+
 
   test('loads the sample, searches, shows hits and the trace, logs no errors', async () => {
+    const { page } = tab;
     await page.open(`${baseURL()}/demo/`);
-    await waitInPage(page, `/^\\d+ memor/.test(${text('#status-count')})`, 60_000);
+    await waitInPage(page, `/^\\d+ memor/.test(${textOf('#status-count')})`, 60_000);
     // A dialog would stall WebDriver; the demo asks none on an empty database, but answer yes if it ever does.
     await page.evaluate(`window.confirm = () => true; document.querySelector('#load-sample').click();`);
-    await waitInPage(page, `/^2\\d\\d memories/.test(${text('#status-count')})`, 120_000);
-    await waitInPage(page, `/^model: engram-/.test(${text('#status-model-label')})`, 120_000);
+    await waitInPage(page, `/^2\\d\\d memories/.test(${textOf('#status-count')})`, 120_000);
+    await waitInPage(page, `/^model: engram-/.test(${textOf('#status-model-label')})`, 120_000);
 
     await page.evaluate(`const query = document.querySelector('#query'); query.value = 'timezone bug'; query.dispatchEvent(new Event('input', { bubbles: true }));`);
     // The vector leg joins once the model has embedded the sample; the page re-ranks by itself when it does.
-    await waitInPage(page, `${text('#results-summary')}.includes('hybrid') && document.querySelectorAll('#hits li.hit').length > 0`, 120_000);
+    await waitInPage(page, `${textOf('#results-summary')}.includes('hybrid') && document.querySelectorAll('#hits li.hit').length > 0`, 120_000);
     const shown = await page.evaluate<{ hits: number; marks: number; traceRows: number; storage: string; summary: string }>(`
       return {
         hits: document.querySelectorAll('#hits li.hit').length,
         marks: document.querySelectorAll('#hits mark').length,
         traceRows: document.querySelectorAll('#trace tbody tr').length,
-        storage: ${text('#status-storage')},
-        summary: ${text('#results-summary')},
+        storage: ${textOf('#status-storage')},
+        summary: ${textOf('#results-summary')},
       };
     `);
     expect(shown.hits).toBe(5);

@@ -16,7 +16,7 @@ function invalidMessage(run: () => unknown): string {
   throw new Error('expected INVALID_INPUT');
 }
 
-describe('quality: validation (records.ts)', () => {
+describe('quality: validation (validate.ts)', () => {
   it('keeps a finite number from 0 to 1, ends included; absent or null on add means none', () => {
     for (const quality of [0, 1, 0.5, 1e-9, 1 - 1e-16]) {
       expect(recordFromInput({ text: 'x', quality }, NOW, limits).quality).toBe(quality);
