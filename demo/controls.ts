@@ -386,7 +386,7 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
   {
     title: 'Assembly',
     specs: [
-      { key: 'assembly', label: 'Assembly', type: 'select', help: 'Which hits fill the k places. diverse: first the best of each thread (meta.thread), then the rest; auto: diverse for aggregation questions.', options: [['greedy', 'greedy (best by MMR)'], ['diverse', 'diverse (one per thread first)'], ['auto', 'auto (by query type)']] },
+      { key: 'assembly', label: 'Assembly', type: 'select', help: 'Which hits fill the k places, and the order the context is filled in. diverse: first the best of each thread (meta.thread), then the rest; auto: diverse for aggregation questions.', options: [['greedy', 'greedy (best by MMR)'], ['diverse', 'diverse (one per thread first)'], ['auto', 'auto (by query type)']] },
     ],
   },
   {

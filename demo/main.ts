@@ -491,7 +491,9 @@ async function openMemory(name: string, passphrase: string | null): Promise<{ en
   message(`Opened “${name}”${encrypted ? ', encrypted' : ''}`);
   enableDataActions(true);
   replay.setReady(true);
-  await afterDataChange();
+  // Not awaited: the database panel remembers the choice as soon as it is open, not after the first search
+  // (which may wait for the model), so a reload right after "Opened" opens it again.
+  void afterDataChange().catch((error) => message(describeError(error), 'error'));
   return { encrypted };
 }
 

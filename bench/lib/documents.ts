@@ -149,6 +149,7 @@ export async function evaluateDocuments(set: BeirSet, inner: Embedder): Promise<
 
   const defaults = await build('defaults', { embedder });
   const noSupersede = await build('supersede off', { embedder, supersedeThreshold: false });
+  const noFactor = await build('no matched-terms factor', { embedder, lexical: { matchedTermsFactor: false } });
   embedder.remember = false;
   const lexicalEngine = await build('lexical only (Porter2)', { embedder: null });
   const unstemmed = await build('lexical only (no stemming)', { embedder: null, lexical: { stem: false } });
@@ -161,6 +162,10 @@ export async function evaluateDocuments(set: BeirSet, inner: Embedder): Promise<
   await add('Engram (defaults)', engineAsk(defaults.engine, {}), engram(defaults));
   await add("Engram, mode: 'lexical'", engineAsk(defaults.engine, { mode: 'lexical' }), engram(defaults));
   await add('Engram, neighbours: false', engineAsk(defaults.engine, { neighbours: false }), engram(defaults));
+  await add("Engram, fusion: 'scaled'", engineAsk(defaults.engine, { fusion: 'scaled' }), engram(defaults));
+  await add('Engram, lexical.matchedTermsFactor: false', engineAsk(noFactor.engine, {}), engram(noFactor));
+  await add("Engram, lexical.matchedTermsFactor: false, fusion: 'scaled'", engineAsk(noFactor.engine, { fusion: 'scaled' }), engram(noFactor));
+  await add('Engram, lexical.matchedTermsFactor: false, lexical leg alone', engineAsk(noFactor.engine, { ...pureLeg, mode: 'lexical' }), engram(noFactor));
   await add('Engram, supersede off (supersedeThreshold: false)', engineAsk(noSupersede.engine, {}), engram(noSupersede));
   await add('Engram, supersede off and neighbours: false', engineAsk(noSupersede.engine, { neighbours: false }), engram(noSupersede));
   await add('Vector leg alone (built-in model)', engineAsk(noSupersede.engine, { ...pureLeg, mode: 'vector' }), plain);

@@ -20,17 +20,34 @@ export function ndcgAt(ranked: readonly string[], relevant: readonly string[], k
   return dcg / ideal;
 }
 
+/** LoCoMo's turn ids are `D<session>:<turn>` (after any prefix): the session is everything before the last colon. */
+export function sessionOf(id: string): string {
+  return id.slice(0, id.lastIndexOf(':'));
+}
+
+/** Share of the sessions holding evidence that the top k reach with at least one turn (any turn of the session). */
+export function sessionRecallAt(ranked: readonly string[], relevant: readonly string[], k: number): number {
+  const wanted = new Set(relevant.map(sessionOf));
+  if (wanted.size === 0) return 0;
+  const reached = new Set(ranked.slice(0, k).map(sessionOf));
+  let found = 0;
+  for (const session of wanted) if (reached.has(session)) found++;
+  return found / wanted.size;
+}
+
 export interface MetricRow {
   n: number;
   r5: number;
   r10: number;
   r20: number;
   ndcg10: number;
+  /** Session-level recall@10 (`sessionRecallAt`). */
+  s10: number;
 }
 
-/** Running mean of the four metrics. */
+/** Running mean of the metrics. */
 export class MetricAccumulator {
-  private sums = { r5: 0, r10: 0, r20: 0, ndcg10: 0 };
+  private sums = { r5: 0, r10: 0, r20: 0, ndcg10: 0, s10: 0 };
   private n = 0;
 
   add(ranked: readonly string[], relevant: readonly string[]): void {
@@ -39,10 +56,11 @@ export class MetricAccumulator {
     this.sums.r10 += recallAt(ranked, relevant, 10);
     this.sums.r20 += recallAt(ranked, relevant, 20);
     this.sums.ndcg10 += ndcgAt(ranked, relevant, 10);
+    this.sums.s10 += sessionRecallAt(ranked, relevant, 10);
   }
 
   row(): MetricRow {
     const d = Math.max(1, this.n);
-    return { n: this.n, r5: this.sums.r5 / d, r10: this.sums.r10 / d, r20: this.sums.r20 / d, ndcg10: this.sums.ndcg10 / d };
+    return { n: this.n, r5: this.sums.r5 / d, r10: this.sums.r10 / d, r20: this.sums.r20 / d, ndcg10: this.sums.ndcg10 / d, s10: this.sums.s10 / d };
   }
 }

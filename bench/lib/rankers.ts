@@ -16,6 +16,21 @@ export interface EngineVariant {
   noThreads?: boolean;
   /** Memories added without `createdAt`: one add call stamps them all with the same time, as notes saved at once. */
   noDates?: boolean;
+  /** Each turn a minute after the one before it in its session (LoCoMo dates sessions, not turns), as a chat app stamps messages. */
+  spacedDates?: boolean;
+}
+
+const TURN_STEP_MS = 60_000;
+
+function spaced(memories: readonly MemoryInput[]): MemoryInput[] {
+  let previous: number | undefined;
+  let step = 0;
+  return memories.map((memory) => {
+    const at = Number(memory.createdAt);
+    step = at === previous ? step + 1 : 0;
+    previous = at;
+    return { ...memory, createdAt: at + step * TURN_STEP_MS };
+  });
 }
 
 /** The memory without `meta.thread` (and without a meta left empty by dropping it). */
@@ -32,13 +47,14 @@ function withoutThread(memory: MemoryInput): MemoryInput {
 const engines = new Map<string, Promise<Engine>>();
 
 function engineFor(conversation: Conversation, embedder: Embedder, variant: EngineVariant): Promise<Engine> {
-  const key = JSON.stringify([conversation.name, variant.noEmbedder ?? false, variant.noThreads ?? false, variant.noDates ?? false, variant.engine ?? {}]);
+  const key = JSON.stringify([conversation.name, variant.noEmbedder ?? false, variant.noThreads ?? false, variant.noDates ?? false, variant.spacedDates ?? false, variant.engine ?? {}]);
   let engine = engines.get(key);
   if (!engine) {
     engine = (async () => {
       const made = await createEngine({ ...variant.engine, embedder: variant.noEmbedder ? null : embedder, clock: () => conversation.lastSessionAt });
       let memories = variant.noThreads ? conversation.memories.map(withoutThread) : conversation.memories;
       if (variant.noDates) memories = memories.map(({ createdAt: _dropped, ...rest }) => rest);
+      else if (variant.spacedDates) memories = spaced(memories);
       await made.add(memories);
       return made;
     })();

@@ -17,9 +17,15 @@ export function resultsTable(reports: readonly RankerReport[]): string {
   const categories = Object.values(CATEGORY_NAMES);
   const conversations = Object.keys(reports[0]?.byConversation ?? {});
   return [
-    '| ranker | R@5 | R@10 | R@20 | nDCG@10 | mean query ms (wall) | CPU ms |',
-    '|---|---|---|---|---|---|---|',
-    ...reports.map((r) => `| ${r.name} | ${f3(r.overall.r5)} | ${f3(r.overall.r10)} | ${f3(r.overall.r20)} | ${f3(r.overall.ndcg10)} | ${r.meanQueryMs.toFixed(2)} | ${r.meanQueryCpuMs.toFixed(2)} |`),
+    '| ranker | R@5 | R@10 | R@20 | nDCG@10 | session R@10 | mean query ms (wall) | CPU ms |',
+    '|---|---|---|---|---|---|---|---|',
+    ...reports.map((r) => `| ${r.name} | ${f3(r.overall.r5)} | ${f3(r.overall.r10)} | ${f3(r.overall.r20)} | ${f3(r.overall.ndcg10)} | ${f3(r.overall.s10)} | ${r.meanQueryMs.toFixed(2)} | ${r.meanQueryCpuMs.toFixed(2)} |`),
+    '',
+    'Per category, session-level R@10 (the share of the sessions holding evidence that the top 10 reach):',
+    '',
+    `| ranker | ${categories.join(' | ')} |`,
+    `|---|${categories.map(() => '---').join('|')}|`,
+    ...reports.map((r) => `| ${r.name} | ${categories.map((c) => (r.byCategory[c] ? f3(r.byCategory[c]!.s10) : '—')).join(' | ')} |`),
     '',
     'Per category, R@10 / nDCG@10:',
     '',
@@ -50,12 +56,12 @@ export function ablationTable(reports: readonly RankerReport[]): string {
 /** Rows in pairs (a way of storing, then one change to it): each second row with its change from the first. */
 export function pairedTable(reports: readonly RankerReport[]): string {
   return [
-    '| ranker | R@5 | R@10 | Δ R@10 | nDCG@10 | Δ nDCG@10 | R@10 per conversation (min–max) | mean query ms |',
-    '|---|---|---|---|---|---|---|---|',
+    '| ranker | R@5 | R@10 | Δ R@10 | nDCG@10 | Δ nDCG@10 | session R@10 | R@10 per conversation (min–max) | mean query ms |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...reports.map((r, i) => {
       const base = i % 2 === 1 ? reports[i - 1]! : null;
       const delta = (metric: 'r10' | 'ndcg10') => (base ? signed(r.overall[metric] - base.overall[metric]) : '');
-      return `| ${r.name} | ${f3(r.overall.r5)} | ${f3(r.overall.r10)} | ${delta('r10')} | ${f3(r.overall.ndcg10)} | ${delta('ndcg10')} | ${spread(r)} | ${r.meanQueryMs.toFixed(2)} |`;
+      return `| ${r.name} | ${f3(r.overall.r5)} | ${f3(r.overall.r10)} | ${delta('r10')} | ${f3(r.overall.ndcg10)} | ${delta('ndcg10')} | ${f3(r.overall.s10)} | ${spread(r)} | ${r.meanQueryMs.toFixed(2)} |`;
     }),
   ].join('\n');
 }
@@ -84,6 +90,21 @@ export function targetCheck(engram: RankerReport, reference: RankerReport, targe
   lines.push(
     `- mean query latency < ${target.meanQueryMs} ms (embedding included): ${engram.meanQueryMs.toFixed(2)} ms wall, ${mark(engram.meanQueryMs < target.meanQueryMs)} (CPU ${engram.meanQueryCpuMs.toFixed(2)} ms; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores)`,
   );
+  return lines.join('\n');
+}
+
+/** Issue 28's chat floors: turn-level R@10 and nDCG@10, and session-level R@10 at or above `bm25`'s in every category. */
+export function sessionTargetCheck(engram: RankerReport, bm25: RankerReport, floors: { r10: number; ndcg10: number }): string {
+  // The floors are the figures as reported, to three places: compare at that precision.
+  const atLeast = (x: number, floor: number) => Number(f3(x)) >= floor;
+  const lines = [
+    `- recall@10 ≥ ${floors.r10}: ${f3(engram.overall.r10)}, ${mark(atLeast(engram.overall.r10, floors.r10))}`,
+    `- nDCG@10 ≥ ${floors.ndcg10}: ${f3(engram.overall.ndcg10)}, ${mark(atLeast(engram.overall.ndcg10, floors.ndcg10))}`,
+  ];
+  for (const [category, row] of Object.entries(engram.byCategory)) {
+    const ref = bm25.byCategory[category]!;
+    lines.push(`- ${category}: session R@10 ${f3(row.s10)} vs ${bm25.name} ${f3(ref.s10)}: ${mark(row.s10 >= ref.s10)}`);
+  }
   return lines.join('\n');
 }
 

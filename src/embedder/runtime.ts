@@ -7,6 +7,7 @@ import { EngramError, ErrorCode } from '../errors.js';
 import { modelFileUrl, type ModelFiles, type ModelLocation } from './model-files.js';
 import type { ActiveDevice, EmbedderProgress, Pooling, WasmPaths } from './options.js';
 import { IS_NODE } from './platform.js';
+import { tokenCounter, type EncodingTokenizer } from './token-counter.js';
 
 /** Where the model is (`files`: the built-in model's bundler-emitted assets; others come from modelPath), and how to run it. */
 interface LoadRequest extends ModelLocation {
@@ -155,7 +156,7 @@ function wrap(pipe: FeatureExtractionPipeline, { device, pooling }: LoadRequest,
       if (!hidden) throw (web?.takeRunError(sessions) ?? new Error('the model returned no last_hidden_state')) as Error;
       return poolNormalized(hidden.to('float32'), inputs.attention_mask as Tensor, pooling);
     },
-    countTokens: (text) => pipe.tokenizer.encode(text, { add_special_tokens: false }).length,
+    countTokens: tokenCounter(pipe.tokenizer as unknown as EncodingTokenizer),
     dispose: async () => {
       await pipe.dispose();
     },

@@ -15,6 +15,7 @@ import type { RecordTable } from './record-table.js';
 import type { WriteQueue } from './write-queue.js';
 import { cloneRecord } from './copy.js';
 import { planSupersedeAsync } from './supersede.js';
+import { blockTokenCounter, type BlockTokens } from '../search/assemble.js';
 import type { PipelineState } from '../search/state.js';
 
 type VectorOptions = Pick<
@@ -27,6 +28,7 @@ export class VectorState {
   private vectors: VectorIndex | null = null;
   /** The current embedder's token counter, memoised (assembly counts every hit, every search). */
   private tokenCounter: ((text: string) => number) | undefined;
+  private blockTokens: BlockTokens | undefined;
   private progress: Progress | null = null;
   private readyPromise: Promise<void> = Promise.resolve();
   private generation = 0;
@@ -100,6 +102,7 @@ export class VectorState {
   private use(embedder: Embedder | null): void {
     this.current = embedder;
     this.tokenCounter = embedder?.countTokens ? memoizeByText(embedder.countTokens.bind(embedder)) : undefined;
+    this.blockTokens = this.tokenCounter && blockTokenCounter(this.tokenCounter);
   }
 
   /**
@@ -168,7 +171,7 @@ export class VectorState {
   }
 
   /** What a search reads of the vector side, as it is now (search/state.ts). */
-  searchSide(): Pick<PipelineState, 'vectors' | 'embedderId' | 'vectorsReady' | 'embedQuery' | 'countTokens'> {
+  searchSide(): Pick<PipelineState, 'vectors' | 'embedderId' | 'vectorsReady' | 'embedQuery' | 'countTokens' | 'blockTokens'> {
     const embedder = this.current;
     return {
       vectors: this.vectors,
@@ -176,6 +179,7 @@ export class VectorState {
       vectorsReady: this.progress === null,
       embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
       countTokens: this.tokenCounter,
+      blockTokens: this.blockTokens,
     };
   }
 

@@ -3,7 +3,8 @@
  * of common terms, and without reading all of them where that pays: MaxScore dynamic pruning, document at a time
  * in windows of short ids.
  *
- * The score is (Σ over matched terms of the term's score) × (number of terms matched). It grows with each term's
+ * The score is (Σ over matched terms of the term's score) × (number of terms matched), or the sum alone when
+ * `bm25.matchedTerms` is false. It grows with each term's
  * score and with the set of terms matched, so per-list upper bounds (the list's largest posting score) still bound
  * it: a document that matched lists with bounds summing to σ, c of them, and can still match the terms in R, scores
  * at most (σ + Σ_R ub)·(c + |R|). Terms are sorted by upper bound; the longest prefix whose (Σ ub)·(its size) is
@@ -272,6 +273,8 @@ export function bm25TopKPruned(
   const documentIds = index.documentIds;
   const fieldCount = fields.length;
   const maxScore = tuning.maxScore ?? true;
+  // The matched-term factor for c terms: c, or 1 without it. Non-decreasing in c either way, so the bounds hold.
+  const coordinate = bm25.matchedTerms !== false;
   const scanRatio = tuning.scanRatio ?? SCAN_RATIO;
   let theta = -Infinity;
   let nonEssential = 0;
@@ -286,7 +289,7 @@ export function bm25TopKPruned(
   };
 
   for (;;) {
-    if (maxScore) while (nonEssential < termCount && (prefix[nonEssential + 1] as number) * (nonEssential + 1) * INFLATE < theta) nonEssential++;
+    if (maxScore) while (nonEssential < termCount && (prefix[nonEssential + 1] as number) * (coordinate ? nonEssential + 1 : 1) * INFLATE < theta) nonEssential++;
     if (nonEssential === termCount) break;
     // The window starts at the smallest short id left in an essential list.
     let low = Infinity;
@@ -368,7 +371,7 @@ export function bm25TopKPruned(
       const doc = low + offset;
       let upper = docBound[offset] as number;
       let count = matched[offset] as number;
-      if ((upper + (prefix[probed] as number)) * (count + probed) * INFLATE < theta) continue;
+      if ((upper + (prefix[probed] as number)) * (coordinate ? count + probed : 1) * INFLATE < theta) continue;
       for (let j = probed - 1; j >= 0; j--) {
         const t = byBound[j] as number;
         pruningCounters.probes++;
@@ -381,7 +384,7 @@ export function bm25TopKPruned(
           upper += c.bound;
           count++;
         }
-        if ((upper + (prefix[j] as number)) * (count + j) * INFLATE < theta) continue candidates;
+        if ((upper + (prefix[j] as number)) * (coordinate ? count + j : 1) * INFLATE < theta) continue candidates;
       }
       pruningCounters.documentsScored++;
       // Every matched list is known: the exact score, summed as the exhaustive scorer sums it (fields within a
@@ -417,7 +420,7 @@ export function bm25TopKPruned(
         }
       }
       sum += termScore;
-      const score = sum * terms;
+      const score = coordinate ? sum * terms : sum;
       const key = first * TWO_32 + doc;
       if (!best.admits(score, key)) continue;
       if (eligible && !eligible(documentIds.get(doc) as string)) continue;

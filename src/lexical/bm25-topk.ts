@@ -19,6 +19,8 @@ export interface Bm25Params {
   k: number;
   b: number;
   d: number;
+  /** Multiply a document's sum by the number of query terms it matched (MiniSearch's rule). Default true. */
+  matchedTerms?: boolean;
 }
 
 /** Reused between searches: per short document id, its score, this term's score and its matched-term count. */
@@ -70,7 +72,8 @@ export const fieldLengths: (index: MiniSearchIndex) => FieldLengths = memoizeByO
 
 /**
  * The best `limit` documents for the OR of `terms` (already processed, distinct), as MiniSearch would rank them:
- * score = Σ over terms (Σ over fields of boost × BM25+), times the number of query terms matched.
+ * score = Σ over terms (Σ over fields of boost × BM25+), times the number of query terms matched (unless
+ * `bm25.matchedTerms` is false).
  * It reads every posting of every term: the reference that `bm25TopKPruned` (bm25-pruned.ts) must equal.
  */
 export function bm25TopK(
@@ -147,7 +150,7 @@ export function bm25TopK(
   const top = new TopK(limit);
   for (let order = 0; order < touched.length; order++) {
     const docId = touched[order] as number;
-    const score = (scratch.scores[docId] as number) * (scratch.quality[docId] as number);
+    const score = (scratch.scores[docId] as number) * (bm25.matchedTerms === false ? 1 : (scratch.quality[docId] as number));
     scratch.quality[docId] = 0;
     if (score > top.threshold && (!eligible || eligible(documentIds.get(docId) as string))) top.push(order, score);
   }
@@ -157,7 +160,7 @@ export function bm25TopK(
 /**
  * What a memory could score for `terms` under `bm25TopK`'s formula, and each term's idf (the largest over the
  * fields, boost included): per term the best field's `boost × idf × (d + saturation)`, summed over the terms the
- * index holds, times their number (the matched-term factor). `saturation` 1 is "each term once, at the field's
+ * index holds, times their number when the matched-term factor is on. `saturation` 1 is "each term once, at the field's
  * average length" (the `reference` bound); k + 1 is the limit of BM25's term-frequency part (the `ceiling`). Terms
  * no live memory contains are left out: no memory can match them, so they must not lower what a full match earns.
  * Reads the index only (no clean-up of discarded documents; they are counted out as `bm25TopK` counts them).
@@ -196,6 +199,6 @@ export function bm25Bound(
     reference += best * (d + 1);
     ceiling += best * (d + k + 1);
   }
-  const matched = idfByTerm.size;
+  const matched = bm25.matchedTerms === false ? 1 : idfByTerm.size;
   return { reference: reference * matched, ceiling: ceiling * matched, idf: idfByTerm };
 }

@@ -10,7 +10,7 @@ import MiniSearch from 'minisearch';
 import { memoizeByText } from '../util/memo.js';
 import { EngramError, ErrorCode } from '../errors.js';
 import { bm25TopKPruned } from './bm25-pruned.js';
-import { bm25Bound } from './bm25-topk.js';
+import { bm25Bound, type Bm25Params } from './bm25-topk.js';
 import { miniSearchIndex, type MiniSearchIndex } from './minisearch-adapter.js';
 import type { DecodedSnapshot, LexicalState } from './snapshot.js';
 import type { MemoryRecord } from '../types.js';
@@ -35,6 +35,10 @@ export interface LexicalOptions {
   fieldBoost?: { text?: number; tags?: number };
   /** MiniSearch BM25+ parameters. Default `{ k: 1.2, b: 0.7, d: 0.5 }` (MiniSearch's own). */
   bm25?: { k: number; b: number; d: number };
+  /**
+   * Multiply a memory's BM25 by the number of query terms it matched, as MiniSearch does. Default true.
+   */
+  matchedTermsFactor?: boolean;
   /** Prefix matching of query terms. Default false. */
   prefix?: boolean;
   /** MiniSearch fuzziness (fraction of term length) or false. Default false. */
@@ -80,8 +84,9 @@ export class LexicalIndex {
   /** `search_`'s index read in place, or null when MiniSearch's internals are not the ones the adapter reads. */
   private index_: MiniSearchIndex | null;
   private readonly termOf: (term: string) => string[];
-  private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'stem' | 'processTerm' | 'fieldBoost'>> & {
+  private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'stem' | 'processTerm' | 'fieldBoost' | 'bm25' | 'matchedTermsFactor'>> & {
     fieldBoost: { text: number; tags: number };
+    bm25: Bm25Params;
   };
   /** Identifies the index-time settings: a snapshot made under other settings must not be loaded. */
   readonly settingsKey: string;
@@ -102,7 +107,7 @@ export class LexicalIndex {
     }, 50_000);
     this.options = {
       fieldBoost: { text: 1, tags: 1, ...options.fieldBoost },
-      bm25: options.bm25 ?? { k: 1.2, b: 0.7, d: 0.5 },
+      bm25: { ...(options.bm25 ?? { k: 1.2, b: 0.7, d: 0.5 }), matchedTerms: options.matchedTermsFactor ?? true },
       prefix: options.prefix ?? false,
       fuzzy: options.fuzzy ?? false,
       maxQueryTerms: options.maxQueryTerms ?? 64,
@@ -235,7 +240,10 @@ export class LexicalIndex {
       bm25: this.options.bm25,
       ...(eligible ? { filter: (result) => eligible(result.id as string) } : {}),
     });
-    return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
+    // MiniSearch multiplies by the query terms matched; without the factor, divide it out and sort again.
+    if (this.options.bm25.matchedTerms !== false) return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
+    const plain = results.map((r) => ({ id: r.id as string, score: r.score / Math.max(1, r.queryTerms.length) }));
+    return plain.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * Greedy token-budgeted context. Walk the hits in order (best first); add each whole memory whose block
- * still fits in what is left of the budget; skip one that does not and keep trying the rest (a smaller one
- * further down may still fit). Never breaks early, never truncates a memory.
+ * Greedy token-budgeted context. Walk the items in the order given (the hits best first, or a diverse search's
+ * thread order from diverse-sessions.ts); add each whole memory whose block still fits in what is left of the
+ * budget; skip one that does not and keep trying the rest (a smaller one further down may still fit). Never breaks
+ * early, never truncates a memory.
  *
  * Each memory becomes one block `[YYYY-MM-DD] text` (its creation date, UTC; just `text` when the stored date is
  * not a valid one); blocks are joined by a blank line. A block costs countTokens(block), plus countTokens(SEPARATOR) when it is not the first. Without an
@@ -33,20 +34,39 @@ export function formatBlock(item: AssembleItem): string {
   return `[${iso.slice(0, iso.indexOf('T'))}] ${item.text}`;
 }
 
+/** countTokens of an item's block. */
+export type BlockTokens = (item: AssembleItem) => number;
+
+/**
+ * countTokens of each item's block, remembered per item object (a record, the same object search after search while
+ * it stays in memory): otherwise every search formats each hit's block anew and counts or hashes its whole text.
+ * An item whose text or date changed since is counted again.
+ */
+export function blockTokenCounter(countTokens: (text: string) => number): BlockTokens {
+  const counted = new WeakMap<AssembleItem, { text: string; createdAt: number; tokens: number }>();
+  return (item) => {
+    const known = counted.get(item);
+    if (known && known.text === item.text && Object.is(known.createdAt, item.createdAt)) return known.tokens;
+    const tokens = countTokens(formatBlock(item));
+    counted.set(item, { text: item.text, createdAt: item.createdAt, tokens });
+    return tokens;
+  };
+}
+
 export function assemble(
   items: readonly AssembleItem[],
   budget: number,
   countTokens: (text: string) => number = estimateTokens,
+  blockTokens: BlockTokens = (item) => countTokens(formatBlock(item)),
 ): AssembledContext {
   const separatorCost = countTokens(SEPARATOR);
   const blocks: string[] = [];
   const ids: string[] = [];
   let tokens = 0;
   for (const item of items) {
-    const block = formatBlock(item);
-    const cost = countTokens(block) + (blocks.length > 0 ? separatorCost : 0);
+    const cost = blockTokens(item) + (blocks.length > 0 ? separatorCost : 0);
     if (tokens + cost > budget) continue;
-    blocks.push(block);
+    blocks.push(formatBlock(item));
     ids.push(item.id);
     tokens += cost;
   }

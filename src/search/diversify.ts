@@ -2,10 +2,10 @@
  * The `diversify` stage: MMR (mmr.ts) over the head of the list, or by session first (diverse-sessions.ts).
  */
 import type { ScoredCandidate } from './adjust.js';
-import { selectAcrossSessions } from './diverse-sessions.js';
+import { contextOrder, selectAcrossSessions } from './diverse-sessions.js';
 import { mmrSelect } from './mmr.js';
 import { threadOf } from './thread-index.js';
-import type { SearchOptions } from './options.js';
+import type { DiversityOptions, SearchOptions } from './options.js';
 import { calibratedCosine, dot } from '../vector/similarity.js';
 import type { VectorIndex } from '../vector/vector-index.js';
 
@@ -20,23 +20,17 @@ export function tagJaccard(a: readonly string[], b: readonly string[]): number {
 }
 
 /**
- * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), by session first when
- * `bySession` (diverse-sessions.ts), then ordered by
- * score. Redundancy of two candidates is max(similarity, tagWeight × Jaccard of their tags) (Memsense), similarity
- * being cosine calibrated against `baseline`, the corpus' mean pairwise cosine (0: raw cosine; see
- * vector/similarity.ts); without vectors only identical texts (case and spacing aside) are similar.
+ * Redundancy of two candidates: max(similarity, tagWeight × Jaccard of their tags) (Memsense), similarity being
+ * cosine calibrated against `baseline`, the corpus' mean pairwise cosine (0: raw cosine; see vector/similarity.ts);
+ * without vectors only identical texts (case and spacing aside) are similar.
  */
-export function diversify(all: readonly ScoredCandidate[], options: SearchOptions, vectors: VectorIndex | null, baseline: number, bySession = false): ScoredCandidate[] {
-  if (options.raw || options.diversity === false) return all.slice(0, options.k);
-  // MMR reranks only the head of the list: it costs O(k·n) similarities, and a candidate far down should not win
-  // a place on novelty alone (docs/quality.md).
-  const head = all.slice(0, Math.max(3 * options.k, options.k + 20));
+function redundancy(list: readonly ScoredCandidate[], diversity: DiversityOptions, vectors: VectorIndex | null, baseline: number): (a: number, b: number) => number {
   // Views into the matrix, not copies: selection is synchronous, so no write can move a row meanwhile.
-  const vectorOf = head.map((s) => vectors?.get(s.record.id));
+  const vectorOf = list.map((s) => vectors?.get(s.record.id));
   const textKeys: (string | undefined)[] = [];
-  const textKey = (i: number) => (textKeys[i] ??= (head[i] as ScoredCandidate).record.text.trim().toLowerCase().replace(/\s+/g, ' '));
+  const textKey = (i: number) => (textKeys[i] ??= (list[i] as ScoredCandidate).record.text.trim().toLowerCase().replace(/\s+/g, ' '));
   // resolveSearchOptions fills in the default; only a direct caller of this stage can leave it out.
-  const tagWeight = options.diversity.tagWeight ?? 0;
+  const tagWeight = diversity.tagWeight ?? 0;
   const textSimilarity = (a: number, b: number) => {
     const va = vectorOf[a];
     const vb = vectorOf[b];
@@ -45,17 +39,42 @@ export function diversify(all: readonly ScoredCandidate[], options: SearchOption
   };
   // Without a shared tag the similarity stands as it is: calibrated cosine may be negative, and max(·, 0) would
   // change MMR's novelty for memories that have no tags at all.
-  const similarity =
-    tagWeight > 0
-      ? (a: number, b: number) => {
-          const shared = tagJaccard((head[a] as ScoredCandidate).record.tags, (head[b] as ScoredCandidate).record.tags);
-          const sim = textSimilarity(a, b);
-          return shared > 0 ? Math.max(sim, tagWeight * shared) : sim;
-        }
-      : textSimilarity;
+  return tagWeight > 0
+    ? (a: number, b: number) => {
+        const shared = tagJaccard((list[a] as ScoredCandidate).record.tags, (list[b] as ScoredCandidate).record.tags);
+        const sim = textSimilarity(a, b);
+        return shared > 0 ? Math.max(sim, tagWeight * shared) : sim;
+      }
+    : textSimilarity;
+}
+
+/**
+ * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), by session first when
+ * `bySession` (diverse-sessions.ts), then ordered by score. Redundancy as `redundancy` above.
+ */
+export function diversify(all: readonly ScoredCandidate[], options: SearchOptions, vectors: VectorIndex | null, baseline: number, bySession = false): ScoredCandidate[] {
+  if (options.raw || options.diversity === false) return all.slice(0, options.k);
+  // MMR reranks only the head of the list: it costs O(k·n) similarities, and a candidate far down should not win
+  // a place on novelty alone (docs/quality.md).
+  const head = all.slice(0, Math.max(3 * options.k, options.k + 20));
+  const similarity = redundancy(head, options.diversity, vectors, baseline);
   const scores = head.map((s) => s.score);
   const picked = bySession
     ? selectAcrossSessions(scores, head.map((s) => threadOf(s.record)), options.k, options.diversity, similarity)
     : mmrSelect(scores, options.k, options.diversity, similarity).picked;
   return picked.map(({ index, mmr }) => Object.assign({}, head[index] as ScoredCandidate, { mmr })).sort((a, b) => b.score - a.score);
+}
+
+/**
+ * The order a diverse context is filled in (`assembly: 'diverse'`): the hits, each thread's best first, by
+ * `contextOrder` (diverse-sessions.ts) with the same redundancy as the `diversify` stage.
+ */
+export function diverseContextOrder(hits: readonly ScoredCandidate[], diversity: DiversityOptions, vectors: VectorIndex | null, baseline: number): ScoredCandidate[] {
+  const order = contextOrder(
+    hits.map((s) => s.score),
+    hits.map((s) => threadOf(s.record)),
+    diversity,
+    redundancy(hits, diversity, vectors, baseline),
+  );
+  return order.map((i) => hits[i] as ScoredCandidate);
 }

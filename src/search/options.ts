@@ -168,9 +168,11 @@ export interface SearchOptions {
   /** MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 }`. */
   diversity: DiversityOptions | false;
   /**
-   * Which hits fill the k places and the context (stage `diversify`): `'greedy'`, the best by MMR; `'diverse'`
-   * (CEMS), first the best of each thread (`meta.thread`), then the best of the rest; `'auto'`: diverse for
-   * aggregation questions (stage `understand`), greedy otherwise. Default 'greedy'.
+   * Which hits fill the k places (stage `diversify`) and in what order the context is filled (stage `assemble`):
+   * `'greedy'`, the best by MMR, the context by score; `'diverse'` (CEMS), first the best of each thread
+   * (`meta.thread`), then the best of the rest, for the hits and for the context (search/diverse-sessions.ts);
+   * `'auto'`: diverse for aggregation questions (stage `understand`), greedy otherwise. Not with `raw` or
+   * `diversity: false`. Default 'greedy'.
    */
   assembly: 'greedy' | 'diverse' | 'auto';
   /** Added to a memory's fused score per unit of its `quality` (0–1): `fused + qualityWeight × quality`. Default 0.1 (Memsense). */

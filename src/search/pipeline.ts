@@ -12,7 +12,8 @@ import { adjust } from './adjust.js';
 import { afterAnswer, markCold } from './after-answer.js';
 import { associate } from './associate.js';
 import { assemble, estimateTokens } from './assemble.js';
-import { diversify } from './diversify.js';
+import { CONTEXT_MMR_LAMBDA } from './diverse-sessions.js';
+import { diverseContextOrder, diversify } from './diversify.js';
 import { toHit } from './explain.js';
 import { compileEligibility, filterCandidates } from './filter.js';
 import { fuseLists, type FusedCandidate, type QueryList } from './fuse.js';
@@ -187,10 +188,11 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   }
 
   const bySession = options.assembly === 'diverse' || (options.assembly === 'auto' && understanding.type === 'aggregation');
+  const baseline = state.calibrateSimilarity && vectors ? vectors.meanPairwiseCosine() : 0;
   const selected = trace.stage(
     'diversify',
     reranked.length,
-    () => diversify(reranked, options, vectors, state.calibrateSimilarity && vectors ? vectors.meanPairwiseCosine() : 0, bySession),
+    () => diversify(reranked, options, vectors, baseline, bySession),
     (s) => s.length,
     () =>
       options.raw ? 'raw: top k by score'
@@ -199,11 +201,18 @@ export async function runPipeline(state: PipelineState, query: string, options: 
       : undefined,
   );
 
+  // Hits stay in score order; a diverse context is filled each thread's best first (diverse-sessions.ts).
+  const diversity = options.raw ? false : options.diversity;
+  const diverseContext = bySession && diversity !== false;
   const context = trace.stage(
     'assemble',
     selected.length,
-    () => assemble(selected.map((s) => s.record), options.tokenBudget, state.countTokens ?? estimateTokens),
+    () => {
+      const order = diverseContext ? diverseContextOrder(selected, diversity, vectors, baseline) : selected;
+      return assemble(order.map((s) => s.record), options.tokenBudget, state.countTokens ?? estimateTokens, state.countTokens && state.blockTokens);
+    },
     (c) => c.ids.length,
+    () => (diverseContext ? `diverse: the best of each thread first (MMR λ ${CONTEXT_MMR_LAMBDA}), then the rest` : undefined),
   );
 
   const hits = selected.map(toHit);

@@ -7,6 +7,7 @@ import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { RecordSummary } from '../store/store.js';
 import type { MemoryRecord } from '../types.js';
 import type { VectorIndex } from '../vector/vector-index.js';
+import type { BlockTokens } from './assemble.js';
 import type { LearningOptions } from './reinforce.js';
 import type { ThreadIndex } from './thread-index.js';
 
@@ -50,6 +51,8 @@ export interface PipelineState {
   /** Embeds and normalises one query. */
   embedQuery(query: string): Promise<Float32Array>;
   countTokens?: (text: string) => number;
+  /** countTokens of a memory's context block, remembered per record (assemble.ts blockTokenCounter); with countTokens. */
+  blockTokens?: BlockTokens;
   /** Query characters read by either leg (the lexical index cuts at the same length). */
   maxQueryChars: number;
   /** The engine's language model, or null. */

@@ -110,24 +110,27 @@ export class ThreadIndex {
   /**
    * Memories of the same sequence within `window` places of `id`, nearest first (before, then after, at each
    * distance). A memory without a thread has neighbours only when `byTime` is set: then the other memories
-   * without a thread, by createdAt, as far as no two consecutive ones are more than `maxGapMs` apart.
+   * without a thread, by createdAt, as far as consecutive ones are more than 0 and at most `maxGapMs` apart.
    */
   neighbours(id: string, window: number, byTime = false, maxGapMs = Infinity): { id: string; distance: number }[] {
     const entry = this.entries.get(id);
     if (!entry || window < 1 || (entry.thread === undefined && !byTime)) return [];
     const sequence = this.sequenceOf(entry);
     const at = this.positionOf(sequence, entry);
-    const gap = entry.thread === undefined ? maxGapMs : Infinity;
+    const byThread = entry.thread !== undefined;
+    const gap = byThread ? Infinity : maxGapMs;
     const { entries } = sequence;
-    // Each side stops at the first step longer than the gap: what lies past it belongs to another stretch of time.
+    // In time, each side stops at the first step longer than the gap (what lies past it belongs to another stretch
+    // of time) or of zero: memories stored at one instant are a batch (an import), whose order says nothing.
+    const joins = (step: number) => step <= gap && (byThread || step > 0);
     let beforeOpen = true;
     let afterOpen = true;
     const out: { id: string; distance: number }[] = [];
     for (let distance = 1; distance <= window; distance++) {
       const before = entries[at - distance];
       const after = entries[at + distance];
-      beforeOpen &&= before !== undefined && entries[at - distance + 1]!.createdAt - before.createdAt <= gap;
-      afterOpen &&= after !== undefined && after.createdAt - entries[at + distance - 1]!.createdAt <= gap;
+      beforeOpen &&= before !== undefined && joins(entries[at - distance + 1]!.createdAt - before.createdAt);
+      afterOpen &&= after !== undefined && joins(after.createdAt - entries[at + distance - 1]!.createdAt);
       if (beforeOpen) out.push({ id: before!.id, distance });
       if (afterOpen) out.push({ id: after!.id, distance });
     }

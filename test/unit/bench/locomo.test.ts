@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ndcgAt, recallAt, MetricAccumulator } from '../../../bench/lib/metrics.js';
+import { ndcgAt, recallAt, sessionRecallAt, MetricAccumulator } from '../../../bench/lib/metrics.js';
 import { locomoTurnText, normaliseEvidenceIds, parseLocomoDate, readLocomoConversation } from '../../../bench/lib/locomo.js';
 
 describe('LoCoMo reader', () => {
@@ -70,8 +70,14 @@ describe('retrieval metrics', () => {
 
   it('averages per question', () => {
     const acc = new MetricAccumulator();
-    acc.add(['a'], ['a']);
-    acc.add(['b'], ['a']);
-    expect(acc.row()).toEqual({ n: 2, r5: 0.5, r10: 0.5, r20: 0.5, ndcg10: 0.5 });
+    acc.add(['D1:1'], ['D1:1']);
+    acc.add(['D2:4'], ['D1:1']);
+    expect(acc.row()).toEqual({ n: 2, r5: 0.5, r10: 0.5, r20: 0.5, ndcg10: 0.5, s10: 0.5 });
+  });
+
+  it('counts an evidence session as reached by any of its turns (session-level recall)', () => {
+    expect(sessionRecallAt(['D1:2', 'D3:1'], ['D1:1', 'D2:5'], 10)).toBe(0.5);
+    expect(sessionRecallAt(['c26:D1:2'], ['c26:D1:1', 'c26:D1:7'], 10)).toBe(1);
+    expect(sessionRecallAt(['D2:1', 'D1:1'], ['D1:1'], 1)).toBe(0);
   });
 });

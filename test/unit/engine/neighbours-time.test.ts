@@ -17,12 +17,12 @@ const ids = (list: { id: string }[]) => list.map((n) => n.id);
 describe('ThreadIndex: the time sequence of memories without a thread', () => {
   it('gives them neighbours only when asked (byTime), by createdAt then arrival, never a threaded memory', () => {
     const index = new ThreadIndex();
-    index.upsertAll([note('n2', 20), note('t', 15, 'T'), note('n1', 10), note('n3a', 30), note('n3b', 30)]);
+    index.upsertAll([note('n2', 20), note('t', 15, 'T'), note('n1', 10), note('n3a', 30), note('n4', 31)]);
     expect(index.neighbours('n2', 2)).toEqual([]);
     expect(index.neighbours('n2', 2, true)).toEqual([
       { id: 'n1', distance: 1 },
       { id: 'n3a', distance: 1 },
-      { id: 'n3b', distance: 2 },
+      { id: 'n4', distance: 2 },
     ]);
     expect(index.neighbours('t', 2, true)).toEqual([]);
     expect(index.around('n1', 0, 0)?.by).toBe('time');
@@ -43,6 +43,15 @@ describe('ThreadIndex: the time sequence of memories without a thread', () => {
     expect(ids(index.neighbours('t2', 3, true, 0))).toEqual(['t1', 't3', 't0', 't4']);
   });
 
+  it('never joins memories stored at one instant (a batch, whose order says nothing); a thread still does', () => {
+    const index = new ThreadIndex();
+    index.upsertAll([note('b0', 5), note('b1', 5), note('b2', 5), note('c', 6), note('t0', 5, 'T'), note('t1', 5, 'T')]);
+    expect(ids(index.neighbours('b1', 2, true, 30 * MINUTE))).toEqual([]);
+    // b2 and c are a minute's step apart, but b1 before b2 is a step of zero.
+    expect(ids(index.neighbours('b2', 2, true, 30 * MINUTE))).toEqual(['c']);
+    expect(ids(index.neighbours('t0', 1, true, 30 * MINUTE))).toEqual(['t1']);
+  });
+
   it('matches a naive reference for any createdAt, window and gap', () => {
     fc.assert(
       fc.property(
@@ -60,7 +69,10 @@ describe('ThreadIndex: the time sequence of memories without a thread', () => {
               const reach = (to: number) => {
                 if (to < 0 || to >= order.length) return false;
                 const [lo, hi] = to < at ? [to, at] : [at, to];
-                for (let i = lo; i < hi; i++) if (order[i + 1]!.createdAt - order[i]!.createdAt > gap) return false;
+                for (let i = lo; i < hi; i++) {
+                  const step = order[i + 1]!.createdAt - order[i]!.createdAt;
+                  if (step > gap || step === 0) return false;
+                }
                 return true;
               };
               if (reach(at - d)) expected.push({ id: order[at - d]!.id, distance: d });
@@ -137,6 +149,44 @@ describe('neighbour support over time through createEngine', () => {
     const result = await engine.search('landlord boiler', { k: 5, mode: 'lexical' });
     expect(ids(result.hits)).not.toContain('a');
     expect(ids(result.hits)).toContain('later'); // now the next note in the sitting
+    await engine.close();
+  });
+});
+
+describe('twelve unrelated notes imported in one add call (issue 28)', () => {
+  const NOW = Date.UTC(2024, 5, 1);
+  // No thread, no dates: an app importing a folder of notes. Their order means nothing.
+  const notes = [
+    'Coffee: the burr grinder on setting 14 makes the best pour-over',
+    'JWT tokens expire after fifteen minutes; refresh them with the rotating refresh token',
+    'YAML parsing breaks on tabs; the config loader needs spaces only',
+    'Backups run nightly at 2am to the NAS and weekly to cold storage',
+    'Billing: the invoice run happens on the first business day of the month',
+    'Database migration: add the new column nullable first, backfill, then add the constraint',
+    'parseConfig returns defaults when the file is missing',
+    'The database migration for the orders table took four hours on staging',
+    'Garden: water the tomatoes every other evening in July',
+    'Passport renewal needs two photos and the old passport',
+    'Running plan: three easy runs and one long run each week',
+    'Dentist appointment moved to the 14th at 9:30',
+  ].map((text, i) => ({ id: `n${i}`, text }));
+
+  it.each(['lexical', 'hybrid'] as const)('no hit that neither leg returned ranks above one that a leg returned (%s)', async (mode) => {
+    const engine = await createEngine({ clock: () => NOW });
+    await engine.add(notes);
+    for (const query of ['coffee', 'database migration', 'JWT refresh token', 'garden watering plan']) {
+      const { hits } = await engine.search(query, { k: 12, mode, touch: false });
+      const matched = hits.map((h) => h.explain.bm25Rank !== null || h.explain.vecRank !== null);
+      const lastMatched = matched.lastIndexOf(true);
+      const firstUnmatched = matched.indexOf(false);
+      expect(firstUnmatched === -1 || firstUnmatched > lastMatched, `${mode} "${query}": ${hits.map((h) => h.id)}`).toBe(true);
+      expect(hits.filter((h) => h.explain.neighbour !== undefined)).toEqual([]);
+    }
+    const migration = await engine.search('database migration', { k: 12, mode, touch: false });
+    expect(ids(migration.hits).slice(0, 2).sort()).toEqual(['n5', 'n7']);
+    expect(ids((await engine.search('coffee', { k: 12, mode, touch: false })).hits)[0]).toBe('n0');
+    // Distinct documents on shared words are not versions of each other: nothing is superseded.
+    expect((await engine.export()).filter((r) => r.supersededBy !== undefined)).toEqual([]);
     await engine.close();
   });
 });

@@ -42,7 +42,8 @@ function applied(stored: readonly Memory[], plan: SupersedePlan): Map<string, st
 
 /**
  * Brute force: the cosine of every (new memory, earlier memory) pair; each new memory, in batch order, takes the
- * live memory with the highest cosine (stored ones first, then earlier batch items; the first on a tie) and, when
+ * live memory with the highest cosine (stored ones first, then earlier batch items created at another instant; the
+ * first on a tie) and, when
  * its calibrated cosine reaches the threshold, the one created earlier (the new one on a tie) is superseded.
  */
 function naivePlan(stored: readonly Memory[], batch: readonly Memory[], dim: number, threshold: number, calibrate: boolean): Map<string, string | undefined> {
@@ -52,9 +53,11 @@ function naivePlan(stored: readonly Memory[], batch: readonly Memory[], dim: num
   const state = new Map<string, { createdAt: number; supersededBy?: string }>();
   for (const m of stored) state.set(m.record.id, { ...m.record });
   const earlier = [...stored];
+  const inBatch = new Set(batch.map((m) => m.record.id));
   for (const m of batch) {
     const query = normalize(m.vector);
-    const cosines = earlier.map((other) => ({ id: other.record.id, cosine: dot(query, other.vector) }));
+    const candidates = earlier.filter((other) => !inBatch.has(other.record.id) || other.record.createdAt !== m.record.createdAt);
+    const cosines = candidates.map((other) => ({ id: other.record.id, cosine: dot(query, other.vector) }));
     let best: { id: string; cosine: number } | undefined;
     for (const pair of cosines) {
       if (state.get(pair.id)!.supersededBy === undefined && (!best || pair.cosine > best.cosine)) best = pair;
@@ -142,12 +145,20 @@ describe('planSupersede', () => {
   });
 
   it.each(scans)('looks at every earlier batch item when the first probe of them is superseded (%s)', (_, makeScan) => {
-    // Equal memories created at the same time: each supersedes the one before it, so for item i only item i − 1
-    // is live, and from item SUPERSEDE_PROBE + 2 on it is ranked after a full probe of dead ones.
+    // Equal memories, each created after the one before: each supersedes the one before it, so for item i only
+    // item i − 1 is live, and from item SUPERSEDE_PROBE + 2 on it is ranked after a full probe of dead ones.
     const vector = normalize([0, 1, 0, 0]);
-    const batch = Array.from({ length: SUPERSEDE_PROBE + 4 }, (_, i) => record(`b${i}`, 5));
+    const batch = Array.from({ length: SUPERSEDE_PROBE + 4 }, (_, i) => record(`b${i}`, 5 + i));
     const plan = planSupersede(contextFor([], 4, 0.9, false, makeScan), batch, batch.map(() => vector));
     expect(plan.batch.map((r) => r.supersededBy)).toEqual([...batch.slice(1).map((r) => r.id), undefined]);
     expect(plan.stored).toEqual([]);
+  });
+
+  it.each(scans)('never supersedes within a batch stored at one instant (an import of distinct items) (%s)', (_, makeScan) => {
+    const vector = normalize([0, 1, 0, 0]);
+    const batch = [record('a', 5), record('b', 5), record('c', 6)];
+    const plan = planSupersede(contextFor([], 4, 0.9, false, makeScan), batch, batch.map(() => vector));
+    // b is not a version of a (same instant); c, created later, is a version of a (the best live match, first on the tie).
+    expect(plan.batch.map((r) => r.supersededBy)).toEqual(['c', undefined, undefined]);
   });
 });

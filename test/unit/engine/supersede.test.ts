@@ -14,7 +14,7 @@ import { runs } from '../helpers/tier.js';
 
 /**
  * The definition, one new memory at a time: its best live match (stored memories first, then the earlier
- * items of its batch; ties to the earliest), if the calibrated cosine reaches the threshold; the one created
+ * items of its batch created at another instant; ties to the earliest), if the calibrated cosine reaches the threshold; the one created
  * earlier (the new one on a tie) is superseded by the other.
  */
 function naiveSupersede(batches: MemoryInput[][], dim: number, threshold: number, calibrate: boolean): Map<string, string | undefined> {
@@ -29,7 +29,7 @@ function naiveSupersede(batches: MemoryInput[][], dim: number, threshold: number
     batch.forEach((row, i) => {
       const unit = normalize(row.vector);
       let best: { other: Row; score: number } | undefined;
-      for (const other of [...rows, ...batch.slice(0, i)]) {
+      for (const other of [...rows, ...batch.slice(0, i).filter((earlier) => earlier.createdAt !== row.createdAt)]) {
         if (other.supersededBy !== undefined) continue;
         const score = dot(unit, other.vector);
         if (!best || score > best.score) best = { other, score };

@@ -37,6 +37,7 @@ const scenarioArb = fc.record({
       maxScore: fc.boolean(),
       scanRatio: fc.constantFrom(undefined, 0, 1e9),
       boost: fc.record({ text: fc.constantFrom(1, 2, 0.5), tags: fc.constantFrom(1, 3) }),
+      matchedTerms: fc.boolean(),
     }),
     { minLength: 1, maxLength: 4 },
   ),
@@ -68,8 +69,8 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
       fc.property(scenarioArb, (scenario) => {
         const lexical = build(scenario);
         const index = adapterOf(lexical);
-        const bm25 = { k: 1.2, b: 0.7, d: 0.5 };
         for (const q of scenario.queries) {
+          const bm25 = { k: 1.2, b: 0.7, d: 0.5, matchedTerms: q.matchedTerms };
           const eligible = q.filter ? (id: string) => Number(id.slice(1, id.indexOf('c'))) % q.filter !== 0 : undefined;
           // Pruned first, while the postings may still hold discarded memories; then the reference; then pruned again (cached lists).
           const pruned = bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 });
@@ -81,6 +82,23 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
       }),
       { numRuns: runs(300) },
     );
+  });
+
+  it('without the matched-terms factor, scores are the factor-on scores divided by the terms each memory matched', () => {
+    const index = new LexicalIndex({ stopWords: false, stem: false });
+    index.addAll([rec('both', 'red fox runs', []), rec('one', 'red car', []), rec('other', 'blue fox', [])]);
+    const terms = ['red', 'fox'];
+    const on = new Map(bm25TopK(adapterOf(index), terms, { text: 1, tags: 1 }, { k: 1.2, b: 0.7, d: 0.5 }, 10).map((h) => [h.id, h.score]));
+    const off = bm25TopK(adapterOf(index), terms, { text: 1, tags: 1 }, { k: 1.2, b: 0.7, d: 0.5, matchedTerms: false }, 10);
+    expect(off.map((h) => h.id).sort()).toEqual(['both', 'one', 'other']);
+    for (const { id, score } of off) expect(score).toBeCloseTo(on.get(id)! / (id === 'both' ? 2 : 1), 12);
+    const plain = new LexicalIndex({ stopWords: false, stem: false, matchedTermsFactor: false });
+    plain.addAll([rec('both', 'red fox runs', []), rec('one', 'red car', []), rec('other', 'blue fox', [])]);
+    expect(plain.search('red fox', 10)).toEqual(off);
+    // Prefix matching goes through MiniSearch's own search: the factor is divided out there too.
+    const prefixed = new LexicalIndex({ stopWords: false, stem: false, matchedTermsFactor: false, prefix: true });
+    prefixed.addAll([rec('both', 'red fox runs', []), rec('one', 'red car', []), rec('other', 'blue fox', [])]);
+    expect(prefixed.search('red fox', 10).map((h) => h.id)).toEqual(off.map((h) => h.id));
   });
 
   it('prunes: a common-term query over many memories scores few of them and can skip postings (and stays exact)', () => {

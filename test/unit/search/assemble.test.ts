@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assemble, estimateTokens, formatBlock, SEPARATOR, type AssembleItem } from '../../../src/search/assemble.js';
+import { assemble, blockTokenCounter, estimateTokens, formatBlock, SEPARATOR, type AssembleItem } from '../../../src/search/assemble.js';
 import { runs } from '../helpers/tier.js';
 
 const item = (id: string, text: string, createdAt = Date.UTC(2024, 4, 1)): AssembleItem => ({ id, text, createdAt });
@@ -77,5 +77,25 @@ describe('assemble: greedy token-budgeted context', () => {
   it('years beyond 9999 keep their whole date', () => {
     expect(formatBlock(item('x', 'far', 8.64e15))).toBe('[+275760-09-13] far');
     expect(formatBlock(item('x', 'early', -8.64e15))).toBe('[-271821-04-20] early');
+  });
+});
+
+describe('blockTokenCounter: block costs remembered per record', () => {
+  it('counts a record once, again when its text or date changes, and assembles what countTokens alone does', () => {
+    const counted: string[] = [];
+    const count = (text: string) => (counted.push(text), text.split(' ').length);
+    const blocks = blockTokenCounter(count);
+    const a = item('a', 'alpha beta gamma');
+    const b = item('b', 'delta');
+    const plain = assemble([a, b], 5, count);
+    counted.length = 0;
+    expect(assemble([a, b], 5, count, blocks)).toEqual(plain);
+    expect(assemble([a, b], 5, count, blocks)).toEqual(plain);
+    // Each block counted once over two searches (the separator is counted per search).
+    expect(counted.filter((t) => t !== SEPARATOR)).toEqual([formatBlock(a), formatBlock(b)]);
+    a.text = 'alpha';
+    a.createdAt = Number.NaN;
+    expect(blocks(a)).toBe(count(formatBlock(a)));
+    expect(counted.filter((t) => t !== SEPARATOR).slice(2, 3)).toEqual(['alpha']);
   });
 });

@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { selectAcrossSessions } from '../../../src/search/diverse-sessions.js';
+import { createEngine } from '../../../src/index.js';
+import { assemble, estimateTokens, formatBlock, SEPARATOR, type AssembleItem } from '../../../src/search/assemble.js';
+import { CONTEXT_MMR_LAMBDA, contextOrder, selectAcrossSessions } from '../../../src/search/diverse-sessions.js';
 import { mmrSelect } from '../../../src/search/mmr.js';
 import { understandByRules } from '../../../src/search/understand.js';
+import { runs } from '../helpers/tier.js';
 
 const options = { lambda: 0.78, duplicateThreshold: 0.94 };
 // Similarity 0.5 inside a session, 0 across.
@@ -54,6 +57,130 @@ describe('selectAcrossSessions (assembly: diverse)', () => {
     const { picked, duplicates } = mmrSelect([1, 0.9, 0.8], 3, options, sim, [0]);
     expect(picked.map((p) => p.index)).toEqual([2]);
     expect(duplicates).toEqual([1]);
+  });
+});
+
+describe('the diverse context (contextOrder, then the greedy fill in that order)', () => {
+  const DAY = Date.UTC(2024, 4, 1);
+  // Every block costs the same: "[2024-05-01] " and 27 characters, 10 tokens by the estimate; the separator 1.
+  const block = (id: string): AssembleItem => ({ id, text: `${id} ${'x'.repeat(26 - id.length)}`, createdAt: DAY });
+  const threeBlocks = 3 * 10 + 2 * 1;
+
+  it('with a tight budget covers threads A, B and C where the greedy fill by score keeps to A', () => {
+    const hits = ['a1', 'a2', 'a3', 'b1', 'c1'];
+    const sessions = ['A', 'A', 'A', 'B', 'C'];
+    const scores = [1, 0.95, 0.9, 0.5, 0.3];
+    const items = hits.map(block);
+    expect(estimateTokens(formatBlock(items[0]!))).toBe(10);
+    const order = contextOrder(scores, sessions, options, sameSession(sessions));
+    expect(order).toEqual([0, 3, 4, 1, 2]);
+    expect(assemble(order.map((i) => items[i]!), threeBlocks).ids).toEqual(['a1', 'b1', 'c1']);
+    expect(assemble(items, threeBlocks).ids).toEqual(['a1', 'a2', 'a3']);
+    // With room for more, phase 2 fills it with the rest.
+    expect(assemble(order.map((i) => items[i]!), threeBlocks + 11).ids).toEqual(['a1', 'b1', 'c1', 'a2']);
+  });
+
+  it('orders each thread\'s best by MMR with CEMS\'s λ 0.6, not the caller\'s diversity λ', () => {
+    expect(CONTEXT_MMR_LAMBDA).toBe(0.6);
+    // B's best is close to A's, C's is not: λ 0.6 puts C before B, where λ 0.9 would keep score order.
+    const sessions = ['A', 'B', 'C'];
+    const sim = (a: number, b: number) => (Math.min(a, b) === 0 && Math.max(a, b) === 1 ? 0.8 : 0);
+    const scores = [1, 0.9, 0.7];
+    expect(contextOrder(scores, sessions, { lambda: 0.9, duplicateThreshold: 0.94 }, sim)).toEqual([0, 2, 1]);
+    expect(mmrSelect(scores, 3, { lambda: 0.9, duplicateThreshold: 0.94 }, sim).picked.map((p) => p.index)).toEqual([0, 1, 2]);
+  });
+
+  it('places every hit, even one the selection would have taken for a duplicate; no thread means phase 2 only', () => {
+    const sessions = ['A', undefined, 'B', undefined];
+    const order = contextOrder([1, 0.9, 0.8, 0.7], sessions, options, () => 0.99);
+    expect(order.slice(0, 2).sort()).toEqual([0, 2]);
+    expect([...order].sort()).toEqual([0, 1, 2, 3]);
+  });
+
+  it('never exceeds the budget, and has each thread\'s best before any second memory of a thread when the budget allows', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            score: fc.double({ min: 0, max: 1, noNaN: true }),
+            session: fc.constantFrom('a', 'b', 'c', 'd', undefined),
+            length: fc.integer({ min: 1, max: 120 }),
+            angle: fc.double({ min: 0, max: 2 * Math.PI, noNaN: true }),
+          }),
+          { maxLength: 25 },
+        ),
+        fc.integer({ min: 0, max: 200 }),
+        fc.constantFrom<(t: string) => number>(estimateTokens, (t) => t.split(' ').length),
+        (raw, budget, count) => {
+          const hits = [...raw].sort((x, y) => y.score - x.score); // the pipeline's hits: best first
+          const items = hits.map((h, i): AssembleItem => ({ id: `m${i}`, text: 'w '.repeat(h.length).trim(), createdAt: DAY }));
+          const sessions = hits.map((h) => h.session);
+          const sim = (a: number, b: number) => Math.cos(hits[a]!.angle - hits[b]!.angle);
+          const order = contextOrder(hits.map((h) => h.score), sessions, options, sim);
+          expect([...order].sort((a, b) => a - b)).toEqual(hits.map((_, i) => i));
+          const ctx = assemble(order.map((i) => items[i]!), budget, count);
+          expect(ctx.tokens).toBeLessThanOrEqual(budget);
+          // Each thread's best: its first hit (hits are best first; a tie keeps the earlier one).
+          const best = new Set<number>();
+          const seen = new Set<string>();
+          sessions.forEach((s, i) => {
+            if (s !== undefined && !seen.has(s)) (seen.add(s), best.add(i));
+          });
+          const positions = ctx.ids.map((id) => Number(id.slice(1)));
+          const firstOther = positions.findIndex((i) => !best.has(i));
+          const bestsIn = positions.filter((i) => best.has(i));
+          if (firstOther >= 0) expect(positions.slice(firstOther).some((i) => best.has(i))).toBe(false);
+          // A best left out did not fit beside the bests that are in.
+          const bestTokens = bestsIn.reduce((n, i) => n + count(formatBlock(items[i]!)), 0) + Math.max(0, bestsIn.length - 1) * count(SEPARATOR);
+          for (const i of best) {
+            if (bestsIn.includes(i)) continue;
+            expect(bestTokens + count(formatBlock(items[i]!)) + (bestsIn.length > 0 ? count(SEPARATOR) : 0)).toBeGreaterThan(budget);
+          }
+        },
+      ),
+      { numRuns: runs(300) },
+    );
+  });
+});
+
+describe("the search's context with assembly 'diverse' and 'auto'", () => {
+  const NOW = Date.UTC(2024, 5, 1);
+  // Thread A matches best; every text is 40 characters, so each block costs the same 14 tokens (estimate).
+  const memories = [
+    { id: 'a1', text: 'Tim read books: books about books, Dune.', meta: { thread: 'A' } },
+    { id: 'a2', text: 'Tim read books about sailing with Emma..', meta: { thread: 'A' } },
+    { id: 'a3', text: 'Tim read books on the train to work.....', meta: { thread: 'A' } },
+    { id: 'b1', text: 'Tim finished a novel he read in a week..', meta: { thread: 'B' } },
+    { id: 'c1', text: 'At the library Tim chose what to read...', meta: { thread: 'C' } },
+  ];
+  const tight = 3 * 14 + 2;
+  const search = async (query: string, assembly: 'greedy' | 'diverse' | 'auto') => {
+    const engine = await createEngine({ clock: () => NOW });
+    await engine.add(memories.map((m) => ({ ...m, createdAt: NOW })));
+    return engine.search(query, { k: 5, tokenBudget: tight, assembly, neighbours: false, touch: false });
+  };
+  const threads = (ids: string[]) => ids.map((id) => id[0]!.toUpperCase());
+
+  it('greedy fills the budget with thread A; diverse with A, B and C, hits still best first', async () => {
+    expect(memories.every((m) => estimateTokens(formatBlock({ ...m, createdAt: NOW })) === 14)).toBe(true);
+    const greedy = await search('Tim read books', 'greedy');
+    expect(threads(greedy.hits.map((h) => h.id))).toEqual(['A', 'A', 'A', 'B', 'C'].slice(0, greedy.hits.length));
+    expect(threads(greedy.context.ids)).toEqual(['A', 'A', 'A']);
+    const diverse = await search('Tim read books', 'diverse');
+    expect(diverse.hits.map((h) => h.id)).toEqual(greedy.hits.map((h) => h.id));
+    expect(threads(diverse.context.ids)).toEqual(['A', 'B', 'C']);
+    expect(diverse.context.tokens).toBeLessThanOrEqual(tight);
+    expect(diverse.trace.stages.find((s) => s.name === 'assemble')!.note).toMatch(/best of each thread first/);
+    expect(greedy.trace.stages.find((s) => s.name === 'assemble')!.note).toBeUndefined();
+  });
+
+  it("'auto' assembles diversely for an aggregation question only", async () => {
+    const aggregation = await search('What books has Tim read?', 'auto');
+    expect(aggregation.trace.understanding.type).toBe('aggregation');
+    expect(threads(aggregation.context.ids)).toEqual(['A', 'B', 'C']);
+    const factual = await search('Tim read books', 'auto');
+    expect(factual.trace.understanding.type).toBe('factual');
+    expect(threads(factual.context.ids)).toEqual(['A', 'A', 'A']);
   });
 });
 
