@@ -30,13 +30,15 @@ const cats = Object.values(CATEGORY_NAMES);
 const catStr = (r: Awaited<ReturnType<typeof evaluateRanker>>) => cats.map((c) => `${c.slice(0, 5)} ${f(r.byCategory[c]!.r10)}/${f(r.byCategory[c]!.s10)}`).join(' ');
 for (const v of variants) {
   const search = { touch: false, ...v.search } as Partial<SearchOptions>;
+  // `engine: { embedder: null }` means lexical only; the rankers take that as `noEmbedder`.
+  const noEmbedder = v.engine?.embedder === null;
   const out: string[] = [v.name.padEnd(40)];
   if (which.has('chat')) {
-    const r = await evaluateRanker(engineRanker(v.name, { engine: v.engine, search }), conversations, embedder);
+    const r = await evaluateRanker(engineRanker(v.name, { engine: v.engine, search, noEmbedder }), conversations, embedder);
     out.push(`chat R10 ${f(r.overall.r10)} nDCG ${f(r.overall.ndcg10)} S10 ${f(r.overall.s10)} [${catStr(r)}]`);
   }
   if (which.has('notes')) {
-    const r = await evaluateRanker(engineRanker(v.name, { engine: v.engine, search, noThreads: true, spacedDates: true }), conversations, embedder);
+    const r = await evaluateRanker(engineRanker(v.name, { engine: v.engine, search, noEmbedder, noThreads: true, spacedDates: true }), conversations, embedder);
     out.push(`notes R10 ${f(r.overall.r10)} nDCG ${f(r.overall.ndcg10)} S10 ${f(r.overall.s10)}`);
   }
   if (beir) {

@@ -2,11 +2,12 @@
  * Fusion of the legs' candidate lists into one score per memory (`FusedCandidate.fused`, whichever the method).
  *
  * - `'convex'`: a convex combination of min-max normalised leg scores,
- *     fused(d) = Σ_l ŵ_l · (s_l(d) − min_l) / (max_l − min_l),  ŵ_l = w_l / Σ w,
- *   a leg that did not return d adds 0 (a one-item leg normalises to 1). Score-aware: it keeps how far
+ *     fused(d) = Σ_l ŵ_l · (s_l(d) − f_l) / (max_l − f_l),  ŵ_l = w_l / Σ w,
+ *   f_l the leg's floor: min_l for the vector leg, min_l / 2 for the lexical one (`LEXICAL_FLOOR_SHARE`), so a
+ *   lexical match never scores 0 (plain min-max gave the weaker of two matches nothing, below memories no word
+ *   matched). A leg that did not return d adds 0 (a one-item leg normalises to 1). Score-aware: it keeps how far
  *   ahead a leg's best hit is, which rank fusion throws away (Bruch et al. 2022, "An Analysis of Fusion
- *   Functions for Hybrid Retrieval"). Min-max gives each leg's weakest candidate 0 and its best the full
- *   weight, however weak in absolute terms.
+ *   Functions for Hybrid Retrieval"). The vector leg's best still takes its full weight, however weak.
  * - `'scaled'`: the same convex combination with each leg on an absolute scale:
  *     n_lexical(s) = s / max(B / 4, max_lexical)    B = the query's reference BM25 (`LexicalIndex.scoreBound`):
  *                                                   each of its indexed terms matched once at average length;
@@ -95,11 +96,18 @@ export function fuseRrf(legs: readonly LegResult[], options: FuseOptions): Fused
   return fused;
 }
 
+/**
+ * The lexical leg's floor under `'convex'`, as a share of its weakest candidate's score. Measured on chat, notes and
+ * documents together (docs/quality.md): 1 (plain min-max) and 0 (divide by the max) each lost on one of them.
+ */
+export const LEXICAL_FLOOR_SHARE = 0.5;
+
 /** Convex combination of min-max normalised leg scores (see the top of this file). Same ordering rules. */
 export function fuseConvex(legs: readonly LegResult[], options: Pick<FuseOptions, 'topRankBonus'>): FusedCandidate[] {
-  return convex(legs, options, (_leg, { min, max }) => {
-    const span = max - min;
-    return (score) => (span > 0 ? (score - min) / span : 1);
+  return convex(legs, options, (leg, { min, max }) => {
+    const floor = leg === 'lexical' ? Math.min(min, LEXICAL_FLOOR_SHARE * min) : min;
+    const span = max - floor;
+    return (score) => (span > 0 ? (score - floor) / span : 1);
   });
 }
 

@@ -110,7 +110,7 @@ export interface SearchOptions {
   candidatePool: number;
   /**
    * How the legs' lists become one score (search/fuse.ts). `'convex'`: weighted sum of min-max normalised leg
-   * scores; `'scaled'`: the same sum with each leg on an absolute scale (a match never scores 0, a weak top hit
+   * scores (the lexical leg's from half its weakest score); `'scaled'`: the same sum with each leg on an absolute scale (a match never scores 0, a weak top hit
    * never earns its leg's full weight); `'rrf'`: Reciprocal Rank Fusion with `rrfK`; `'blend'`: CEMS's
    * ½ normalised RRF + ½ cosine. Default 'convex' (docs/quality.md has the evaluation).
    */

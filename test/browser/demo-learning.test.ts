@@ -99,8 +99,8 @@ test('replaying questions forms associations, the view shows them, and an associ
     await page.click('#load-sample');
     await expect.poll(() => page.textContent('#status-count'), { timeout: 120_000 }).toMatch(/^2\d\d memories/);
     const sampleCount = Number((await page.textContent('#status-count'))!.split(' ')[0]);
-    // Written a minute apart, as one sitting: a batch at one instant takes no neighbour support (issue 28), and under
-    // convex fusion the weaker of two lexical matches scores 0 on that leg, so the second would lean on vectors alone.
+    // Written a minute apart, as one sitting, so they support each other: a batch at one instant takes no neighbour
+    // support (issue 28).
     const writtenAt = Date.now() - 2 * 60_000;
     const hostile = HOSTILE.map((text, i) => ({ text, createdAt: writtenAt + i * 60_000 }));
     await page.setInputFiles('#import-file', { name: 'hostile.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(hostile)) });

@@ -4,7 +4,7 @@ import { fuse, fuseConvex, fuseRrf, type LegResult } from '../../../src/search/f
 import { scored } from '../helpers/legs.js';
 
 describe('fuse: convex combination of normalised scores', () => {
-  it('min-max normalises each leg and weighs the legs by their share', () => {
+  it('min-max normalises each leg (the lexical one from half its weakest score) and weighs the legs by their share', () => {
     const fused = fuseConvex(
       [
         scored('lexical', [['a', 12], ['b', 7], ['c', 2]], 0.8),
@@ -13,9 +13,10 @@ describe('fuse: convex combination of normalised scores', () => {
       { topRankBonus: false },
     );
     const by = Object.fromEntries(fused.map((c) => [c.id, c.fused]));
+    // Lexical floor 1 (half of 2), span 11: the weakest match keeps 1/11 rather than 0.
     expect(by.a).toBeCloseTo(0.8 * 1 + 0.2 * 0, 12);
-    expect(by.b).toBeCloseTo(0.8 * 0.5 + 0.2 * 1, 12);
-    expect(by.c).toBeCloseTo(0, 12);
+    expect(by.b).toBeCloseTo(0.8 * (6 / 11) + 0.2 * 1, 12);
+    expect(by.c).toBeCloseTo(0.8 * (1 / 11), 12);
     expect(by.d).toBeCloseTo(0.2 * 0.5, 12);
     expect(fused.map((c) => c.id)).toEqual(['a', 'b', 'd', 'c']);
     expect(fused[1]).toMatchObject({ rank: { lexical: 2, vector: 1 }, legScore: { lexical: 7, vector: 0.9 } });
@@ -29,7 +30,7 @@ describe('fuse: convex combination of normalised scores', () => {
 
   it('adds the CEMS top-rank bonus per leg when asked', () => {
     const fused = fuseConvex([scored('lexical', [['a', 3], ['b', 2], ['c', 1]])], { topRankBonus: true });
-    expect(fused.map((c) => c.fused)).toEqual([1 + 0.05, 0.5 + 0.02, 0 + 0.02]);
+    expect(fused.map((c) => c.fused)).toEqual([1 + 0.05, 0.6 + 0.02, 0.2 + 0.02]);
   });
 
   it('dispatches on the method', () => {
@@ -45,6 +46,8 @@ describe('fuse: convex combination of normalised scores', () => {
     });
     fc.assert(
       fc.property(legItems, legItems, fc.double({ min: 0, max: 3, noNaN: true }), fc.double({ min: 0, max: 3, noNaN: true }), (lex, vec, wl, wv) => {
+        // Lexical scores are BM25's, never negative.
+        lex = lex.map((item) => ({ ...item, score: Math.abs(item.score) }));
         const sort = (items: { id: string; score: number }[]) => items.slice().sort((x, y) => y.score - x.score);
         const legs: LegResult[] = [
           { leg: 'lexical', weight: wl, items: sort(lex) },
@@ -54,12 +57,13 @@ describe('fuse: convex combination of normalised scores', () => {
         const total = (lex.length ? wl : 0) + (vec.length ? wv : 0);
         for (const candidate of fused) {
           let expected = 0;
-          for (const { weight, items } of legs) {
+          for (const { leg, weight, items } of legs) {
             const hit = items.find((item) => item.id === candidate.id);
             if (!hit) continue;
             const scores = items.map((item) => item.score);
-            const [min, max] = [Math.min(...scores), Math.max(...scores)];
-            expected += (total > 0 ? weight / total : 0) * (max > min ? (hit.score - min) / (max - min) : 1);
+            const max = Math.max(...scores);
+            const floor = Math.min(...scores) * (leg === 'lexical' ? 0.5 : 1);
+            expected += (total > 0 ? weight / total : 0) * (max > floor ? (hit.score - floor) / (max - floor) : 1);
           }
           expect(candidate.fused).toBeCloseTo(expected, 9);
         }
