@@ -85,6 +85,7 @@ export function bm25TopK(
   eligible?: (id: string) => boolean,
 ): { id: string; score: number }[] {
   const { k, b, d } = bm25;
+  const coordinate = bm25.matchedTerms !== false;
   // Read once: nothing in a search replaces these maps (dropping an occurrence changes postings only).
   const total = index.documentCount;
   const dirty = index.dirtCount > 0;
@@ -150,7 +151,7 @@ export function bm25TopK(
   const top = new TopK(limit);
   for (let order = 0; order < touched.length; order++) {
     const docId = touched[order] as number;
-    const score = (scratch.scores[docId] as number) * (bm25.matchedTerms === false ? 1 : (scratch.quality[docId] as number));
+    const score = (scratch.scores[docId] as number) * (coordinate ? (scratch.quality[docId] as number) : 1);
     scratch.quality[docId] = 0;
     if (score > top.threshold && (!eligible || eligible(documentIds.get(docId) as string))) top.push(order, score);
   }

@@ -209,7 +209,7 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     selected.length,
     () => {
       const order = diverseContext ? diverseContextOrder(selected, diversity, vectors, baseline) : selected;
-      return assemble(order.map((s) => s.record), options.tokenBudget, state.countTokens ?? estimateTokens, state.countTokens && state.blockTokens);
+      return assemble(order.map((s) => s.record), options.tokenBudget, state.countTokens ?? estimateTokens, state.blockTokens);
     },
     (c) => c.ids.length,
     () => (diverseContext ? `diverse: the best of each thread first (MMR λ ${CONTEXT_MMR_LAMBDA}), then the rest` : undefined),
