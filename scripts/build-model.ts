@@ -1,7 +1,7 @@
 /**
  * `npm run model`: builds the built-in embedding model into models/engram/glove-100d/ (deterministic: the same
- * bytes every time). Options, for experiments: --vocab N (words), --sif-a A, --models DIR (root folder),
- * --tiny-bert (build the test fixture instead).
+ * bytes every time). Options, for experiments: --vocab N (words), --sif-a A, --common-component N (SIF's second step,
+ * for N-word sentences), --models DIR (root folder), --tiny-bert (build the test fixture instead).
  */
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +28,7 @@ function main(): void {
     options: {
       vocab: { type: 'string' },
       'sif-a': { type: 'string' },
+      'common-component': { type: 'string' },
       models: { type: 'string' },
       'tiny-bert': { type: 'boolean', default: false },
     },
@@ -37,6 +38,7 @@ function main(): void {
     : gloveRecipe({
         vocabSize: values.vocab ? Number(values.vocab) : GLOVE_DEFAULTS.vocabSize,
         sifA: values['sif-a'] ? Number(values['sif-a']) : GLOVE_DEFAULTS.sifA,
+        ...(values['common-component'] ? { commonComponentWords: Number(values['common-component']) } : {}),
       });
   console.log(report(buildModel(recipe, values.models ?? MODELS_ROOT)));
 }

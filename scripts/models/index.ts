@@ -24,7 +24,7 @@ const SHARED_SOURCES = ['./onnx.ts', './bert-files.ts', './model-folder.ts'].map
 export function gloveRecipe(options: GloveOptions = GLOVE_DEFAULTS): ModelRecipe {
   return {
     id: GLOVE_MODEL_ID,
-    recipe: () => recipeHash([...SHARED_SOURCES, source('./glove.ts')], [winkPackage().version, JSON.stringify(options)]),
+    recipe: () => recipeHash([...SHARED_SOURCES, source('./glove.ts'), source('./sif-common.ts')], [winkPackage().version, JSON.stringify(options)]),
     files: () => gloveModelFiles(loadWink(), options, winkPackage().version),
   };
 }
