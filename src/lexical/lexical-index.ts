@@ -50,14 +50,27 @@ export interface LexicalOptions {
 }
 
 const SPACE_OR_PUNCTUATION = /[\n\r\p{Z}\p{P}]+/u;
-// Control characters, lone surrogates and other unassigned/format code points carry no searchable meaning.
+// Control characters, lone surrogates and unassigned code points carry no searchable meaning.
 const UNSAFE = /[\p{Cc}\p{Cs}\p{Cn}]/gu;
+// Format characters (zero-width space and joiners, soft hyphen, bidi marks) are invisible inside a word: dropped, so
+// "pass\u200Bword" is the word "password" a reader sees.
+const INVISIBLE = /\p{Cf}/gu;
+const NOT_ASCII = /[^\x00-\x7f]/;
 // Query terms are joined with a separator that sanitised text can never contain.
 const TERM_SEPARATOR = '\u0000';
 
 /** Text into the words the term processor sees: how indexed text, queries and `textTerms` are all split. */
 function tokenize(text: string): string[] {
-  return text.replace(UNSAFE, ' ').split(SPACE_OR_PUNCTUATION);
+  return normalizeText(text).split(SPACE_OR_PUNCTUATION);
+}
+
+/**
+ * NFKC after dropping invisible format characters: a decomposed accent, a full-width letter or a ligature is the
+ * same word as its plain form, at index and query time alike.
+ */
+export function normalizeText(text: string): string {
+  const safe = text.replace(UNSAFE, ' ');
+  return NOT_ASCII.test(safe) ? safe.replace(INVISIBLE, '').normalize('NFKC') : safe;
 }
 
 interface LexicalDoc {
@@ -114,7 +127,8 @@ export class LexicalIndex {
       maxQueryChars: options.maxQueryChars ?? DEFAULT_MAX_QUERY_CHARS,
     };
     const stemKey = stem === stemEnglish ? 'porter2' : stem ? String(stem) : null;
-    this.settingsKey = JSON.stringify({ v: 1, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null });
+    // v 2: text is NFKC-normalised (normalizeText); an index made before that is rebuilt, not restored.
+    this.settingsKey = JSON.stringify({ v: 2, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null });
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
     this.index_ = miniSearchIndex(this.search_);
   }

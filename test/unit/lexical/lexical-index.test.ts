@@ -24,6 +24,22 @@ describe('lexical leg (MiniSearch BM25)', () => {
     expect(index.search('backend tokens', 10)[0]!.id).toBe('auth');
   });
 
+  it('matches a word however Unicode spells it: decomposed accents, full-width letters, ligatures, zero-width characters', () => {
+    const spelled = new LexicalIndex();
+    spelled.addAll([
+      rec('cafe', 'Meet at the caf\u00e9 on Rue Cler'),
+      rec('wide', '\uff43\uff4f\uff46\uff46\uff45\uff45 beans from the market'),
+      rec('hidden', 'rotate the pass\u200bword every quarter'),
+      rec('ligature', 'the \ufb01nal invoice'),
+    ]);
+    expect(spelled.search('cafe\u0301', 10).map((r) => r.id)).toEqual(['cafe']);
+    expect(spelled.search('coffee', 10).map((r) => r.id)).toEqual(['wide']);
+    expect(spelled.search('password', 10).map((r) => r.id)).toEqual(['hidden']);
+    expect(spelled.search('final', 10).map((r) => r.id)).toEqual(['ligature']);
+    expect(spelled.search('\uff50\uff41\uff53\uff53\u00ad\uff57\uff4f\uff52\uff44', 10).map((r) => r.id)).toEqual(['hidden']);
+    expect(spelled.queryTerms('Caf\u00e9')).toEqual(spelled.queryTerms('Cafe\u0301'));
+  });
+
   it('drops English stop words at index and query time', () => {
     expect(index.queryTerms('What is the auth bug?')).toEqual(['auth', 'bug']);
     expect(index.search('the and of it', 10)).toEqual([]);
