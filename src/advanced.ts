@@ -21,6 +21,8 @@ export {
   type DeviceReason,
   type EmbedderDevice,
   type EmbedderDtype,
+  type EmbedderPrompts,
+  type EmbedRole,
   type Pooling,
   type WasmPaths,
 } from './embedder/options.js';

@@ -84,7 +84,11 @@ export interface Embedder {
    */
   vectorSpace?: string;
   dim: number;
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * One vector per text. `role` says what the texts are: memories are embedded as `'document'`, searches as
+   * `'query'` (asymmetric models prompt them differently). An embedder may ignore it.
+   */
+  embed(texts: string[], role?: 'query' | 'document'): Promise<Float32Array[]>;
   countTokens?(text: string): number;
   dispose?(): Promise<void>;
 }

@@ -28,7 +28,7 @@ function characterVocab(): string[] {
 }
 
 /** mulberry32: tiny, fast, and the same sequence everywhere. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -1,6 +1,7 @@
 /**
  * Which device runs the model in a browser. WebGPU is used only when an adapter exists AND a short calibration shows
- * it faster for this model: for small models WASM often wins (transformers.js #1750, gpuweb #5291), so assuming
+ * its vectors agree with WASM's (a fast but wrong GPU result would be mixed into stored vectors) and it is faster for
+ * this model: for small models WASM often wins (transformers.js #1750, gpuweb #5291), so assuming
  * WebGPU is faster is the common mistake. The decision is remembered in IndexedDB (per origin by construction; the
  * key names the model, dtype, browser and GPU), because localStorage does not exist in the worker we run in.
  */
@@ -22,6 +23,8 @@ export const CALIBRATION_TEXTS = [
 /** WebGPU must beat WASM by this factor: on a tie WASM wins, it has no device to lose and no shaders to compile. */
 const WEBGPU_MARGIN = 0.9;
 const TIMED_RUNS = 3;
+/** Each calibration text's WebGPU vector must have at least this cosine to its WASM vector (dtypes may differ). */
+export const AGREEMENT = 0.99;
 
 function pickFaster(timings: { wasm: number; webgpu: number }): ActiveDevice {
   return timings.webgpu < timings.wasm * WEBGPU_MARGIN ? 'webgpu' : 'wasm';
@@ -32,11 +35,43 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-/** Median milliseconds per calibration batch; runs alternate between devices so background load hits both alike. */
-export async function calibrate(wasm: LoadedModel, webgpu: LoadedModel): Promise<{ wasm: number; webgpu: number }> {
+/** The lowest cosine between two lists of unit vectors, text by text (a zero vector agrees only with zeros). */
+export function minCosine(a: readonly Float32Array[], b: readonly Float32Array[]): number {
+  let min = 1;
+  a.forEach((x, i) => {
+    const y = b[i] as Float32Array;
+    let dot = 0;
+    let xx = 0;
+    let yy = 0;
+    for (let d = 0; d < x.length; d++) {
+      dot += (x[d] as number) * (y[d] as number);
+      xx += (x[d] as number) ** 2;
+      yy += (y[d] as number) ** 2;
+    }
+    const cosine = xx === 0 && yy === 0 ? 1 : xx === 0 || yy === 0 || y.length !== x.length ? 0 : dot / Math.sqrt(xx * yy);
+    min = Math.min(min, Number.isFinite(cosine) ? cosine : -1);
+  });
+  return min;
+}
+
+export interface Calibration {
+  /** Median milliseconds per calibration batch. */
+  timings: { wasm: number; webgpu: number };
+  /** The lowest per-text cosine between the two devices' vectors, as documents and as queries. */
+  minCosine: number;
+}
+
+/**
+ * Both devices embed the calibration texts as documents and as queries (the prompts differ), and their vectors are
+ * compared; then timed runs alternate between devices, so background load hits both alike.
+ */
+export async function calibrate(wasm: LoadedModel, webgpu: LoadedModel): Promise<Calibration> {
   const times: Record<'wasm' | 'webgpu', number[]> = { wasm: [], webgpu: [] };
-  await wasm.embedBatch(CALIBRATION_TEXTS);
-  await webgpu.embedBatch(CALIBRATION_TEXTS);
+  let agreement = 1;
+  for (const role of ['document', 'query'] as const) {
+    agreement = Math.min(agreement, minCosine(await wasm.embedBatch(CALIBRATION_TEXTS, role), await webgpu.embedBatch(CALIBRATION_TEXTS, role)));
+  }
+  if (!(agreement >= AGREEMENT)) return { timings: { wasm: NaN, webgpu: NaN }, minCosine: agreement };
   for (let run = 0; run < TIMED_RUNS; run++) {
     for (const [name, model] of [['wasm', wasm], ['webgpu', webgpu]] as const) {
       const started = performance.now();
@@ -44,7 +79,7 @@ export async function calibrate(wasm: LoadedModel, webgpu: LoadedModel): Promise
       times[name].push(performance.now() - started);
     }
   }
-  return { wasm: median(times.wasm), webgpu: median(times.webgpu) };
+  return { timings: { wasm: median(times.wasm), webgpu: median(times.webgpu) }, minCosine: agreement };
 }
 
 interface GpuAdapterLike {
@@ -186,17 +221,20 @@ async function decide(request: BrowserDeviceRequest): Promise<BrowserDeviceResul
   const wasm = await request.load('wasm');
   request.onProgress?.({ status: 'calibrate', device: 'webgpu' });
   let webgpu: LoadedModel | undefined;
-  let timings: { wasm: number; webgpu: number };
+  let calibration: Calibration;
   try {
     webgpu = await request.load('webgpu');
-    timings = await calibrate(wasm, webgpu);
+    calibration = await calibrate(wasm, webgpu);
   } catch (error) {
     await webgpu?.dispose().catch(() => undefined);
     return failOver(error, wasm);
   }
-  const device = pickFaster(timings);
+  const agrees = calibration.minCosine >= AGREEMENT;
+  const device = agrees ? pickFaster(calibration.timings) : 'wasm';
   await (device === 'webgpu' ? wasm : webgpu).dispose();
-  const choice: DeviceChoice = { device, reason: 'calibrated', timings };
+  const choice: DeviceChoice = agrees
+    ? { device, reason: 'calibrated', timings: calibration.timings, minCosine: calibration.minCosine }
+    : { device, reason: 'webgpu-disagrees', minCosine: calibration.minCosine };
   if (memoryKey) await rememberChoice(memoryKey, choice);
   return { model: device === 'webgpu' ? webgpu : wasm, choice, memoryKey };
 }

@@ -1,19 +1,26 @@
 /**
- * `createEmbedder`: the engine's `Embedder` backed by transformers.js feature extraction (mean pooling,
- * L2-normalised, batched), on onnxruntime-node in Node and on WebGPU or WASM in a browser.
+ * `createEmbedder`: the engine's `Embedder` backed by a transformers.js model run as its sentence-transformers config
+ * says (pooling, prompts per role, length), L2-normalised and batched, on onnxruntime-node in Node and on WebGPU or
+ * WASM in a browser.
  */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { chooseBrowserDevice, rememberChoice, type BrowserDeviceResult } from './device.js';
-import { BUILTIN_MODEL_FILES, checkModelFiles, type ModelLocation } from './model-files.js';
+import { BUILTIN_MODEL_FILES, checkModelFiles, hasModelFile, type ModelLocation, type OptionalFiles } from './model-files.js';
 import {
   BUILTIN_MODEL,
+  CPU_DTYPE,
   embedderId,
   resolveEmbedderOptions,
   type ActiveDevice,
   type DeviceChoice,
+  type EmbedderDtype,
   type EmbedderOptions,
+  type EmbedderPrompts,
+  type EmbedRole,
   type LocalEmbedder,
+  type Pooling,
   type ResolvedEmbedderOptions,
+  type VectorSpaceParts,
 } from './options.js';
 import { defaultModelPath, IS_NODE } from './platform.js';
 import { loadModel, type LoadedModel } from './runtime.js';
@@ -32,12 +39,19 @@ import { loadModel, type LoadedModel } from './runtime.js';
 export async function createEmbedder(options: EmbedderOptions = {}): Promise<LocalEmbedder> {
   const started = performance.now();
   const { resolved, location } = locate(options);
-  const load = (device: ActiveDevice) =>
+  const remote = resolved.allowRemote ? { remoteRevision: resolved.revision ?? 'main' } : {};
+  const load = async (device: ActiveDevice) =>
     loadModel({
       ...location,
+      dtype: resolved.dtype ?? (await defaultDtype(resolved.model, device, { ...location, ...remote })),
       allowRemote: resolved.allowRemote,
       device,
+      batchSize: resolved.batchSize,
       pooling: resolved.pooling,
+      prompts: resolved.prompts,
+      maxTokens: resolved.maxTokens,
+      dimensions: resolved.dimensions,
+      revision: resolved.revision,
       wasmPaths: resolved.wasmPaths,
       onProgress: resolved.onProgress,
     });
@@ -45,12 +59,21 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
     ? { model: await load('cpu'), choice: { device: 'cpu', reason: resolved.device === 'webgpu' ? 'no-webgpu' : 'node' } }
     : await chooseBrowserDevice({
         requested: resolved.device,
-        modelKey: `${resolved.model}@${resolved.dtype}`,
+        modelKey: `${resolved.model}@${resolved.dtype ?? (resolved.model === BUILTIN_MODEL ? CPU_DTYPE : 'auto')}`,
         remember: resolved.rememberDevice,
         load,
         onProgress: resolved.onProgress,
       });
   return new TransformersEmbedder(resolved, chosen, () => load('wasm'), performance.now() - started);
+}
+
+/**
+ * The dtype when none is given: q8 on the CPU and WASM; on WebGPU, where q8 is slow and wrong on some GPUs
+ * (transformers.js #1512, #1728), fp16 when the model has that file, else fp32. The built-in model ships q8 only.
+ */
+async function defaultDtype(model: string, device: ActiveDevice, location: OptionalFiles): Promise<EmbedderDtype> {
+  if (model === BUILTIN_MODEL || device !== 'webgpu') return CPU_DTYPE;
+  return (await hasModelFile(location, 'onnx/model_fp16.onnx')) ? 'fp16' : 'fp32';
 }
 
 /**
@@ -61,7 +84,7 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
 function locate(options: EmbedderOptions): { resolved: ResolvedEmbedderOptions; location: ModelLocation } {
   const resolved = resolveEmbedderOptions(options, defaultModelPath());
   const builtin = !IS_NODE && resolved.model === BUILTIN_MODEL && options.modelPath === undefined;
-  const location: ModelLocation = { model: resolved.model, modelPath: resolved.modelPath, dtype: resolved.dtype };
+  const location: ModelLocation = { model: resolved.model, modelPath: resolved.modelPath, dtype: resolved.dtype ?? CPU_DTYPE };
   return { resolved, location: builtin ? { ...location, files: BUILTIN_MODEL_FILES } : location };
 }
 
@@ -77,13 +100,12 @@ export async function checkEmbedderModel(options: EmbedderOptions = {}): Promise
 
 class TransformersEmbedder implements LocalEmbedder {
   readonly model: string;
-  readonly dtype: ResolvedEmbedderOptions['dtype'];
-  private readonly pooling: ResolvedEmbedderOptions['pooling'];
   readonly dim: number;
   readonly loadMs: number;
+  readonly vectorSpace: string;
+  private readonly parts: VectorSpaceParts;
   private active: LoadedModel;
   private choice: DeviceChoice;
-  private readonly batchSize: number;
   private readonly memoryKey: string | undefined;
   private failover: Promise<void> | undefined;
   private disposed = false;
@@ -94,24 +116,44 @@ class TransformersEmbedder implements LocalEmbedder {
     private readonly loadWasm: () => Promise<LoadedModel>,
     loadMs: number,
   ) {
+    const { setup } = chosen.model;
     this.model = options.model;
-    this.dtype = options.dtype;
-    this.pooling = options.pooling;
-    this.batchSize = options.batchSize;
     this.active = chosen.model;
     this.choice = chosen.choice;
     this.memoryKey = chosen.memoryKey;
     this.dim = chosen.model.dim;
     this.loadMs = loadMs;
+    // Named after the CPU dtype: WebGPU's vectors (fp16/fp32) are used only when they agree with it (device.ts).
+    this.parts = {
+      model: options.model,
+      dtype: options.dtype ?? CPU_DTYPE,
+      pooling: setup.pooling,
+      prompts: setup.prompts,
+      ...(options.dimensions !== undefined && options.dimensions < setup.modelDim ? { dimensions: options.dimensions } : {}),
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+      ...(options.revision !== undefined ? { revision: options.revision } : {}),
+    };
+    this.vectorSpace = embedderId(this.parts);
   }
 
   get id(): string {
-    return embedderId(this.model, this.dtype, this.pooling, this.device);
+    return embedderId({ ...this.parts, dtype: this.active.dtype }, this.device);
   }
 
-  /** Devices agree within 1e-3, so a WebGPU→WASM failover keeps the stored vectors. */
-  get vectorSpace(): string {
-    return embedderId(this.model, this.dtype, this.pooling);
+  get dtype(): EmbedderDtype {
+    return this.active.dtype;
+  }
+
+  get pooling(): Pooling | 'output' {
+    return this.active.setup.pooling;
+  }
+
+  get prompts(): Required<EmbedderPrompts> {
+    return { ...this.active.setup.prompts };
+  }
+
+  get maxTokens(): number {
+    return this.active.setup.maxTokens;
   }
 
   get device(): ActiveDevice {
@@ -122,25 +164,14 @@ class TransformersEmbedder implements LocalEmbedder {
     return { ...this.choice };
   }
 
-  /**
-   * Texts are sorted by length before batching (transformers pad each batch to its longest text, so mixing a
-   * one-liner with a page wastes work), and the vectors are put back in input order.
-   */
-  async embed(texts: string[]): Promise<Float32Array[]> {
+  /** Documents (the default) and queries get the model's prompt for their role; vectors come back in input order. */
+  async embed(texts: string[], role: EmbedRole = 'document'): Promise<Float32Array[]> {
     this.assertOpen();
     if (!Array.isArray(texts) || texts.some((text) => typeof text !== 'string')) {
       throw invalidInput('embed() takes an array of strings');
     }
-    const order = texts.map((_, index) => index).sort((a, b) => (texts[a] as string).length - (texts[b] as string).length);
-    const vectors: Float32Array[] = new Array(texts.length);
-    for (let start = 0; start < order.length; start += this.batchSize) {
-      const indices = order.slice(start, start + this.batchSize);
-      const batch = await this.run(indices.map((index) => texts[index] as string));
-      indices.forEach((index, i) => {
-        vectors[index] = batch[i] as Float32Array;
-      });
-    }
-    return vectors;
+    if (role !== 'query' && role !== 'document') throw invalidInput("embed() role must be 'query' or 'document'", { role });
+    return texts.length === 0 ? [] : this.run(texts, role);
   }
 
   countTokens(text: string): number {
@@ -155,15 +186,15 @@ class TransformersEmbedder implements LocalEmbedder {
     await this.active.dispose();
   }
 
-  /** One batch; if WebGPU fails, the same batch runs again on WASM, and every later batch stays on WASM. */
-  private async run(texts: string[]): Promise<Float32Array[]> {
+  /** One call; if WebGPU fails, the same texts run again on WASM, and every later call stays on WASM. */
+  private async run(texts: string[], role: EmbedRole): Promise<Float32Array[]> {
     const model = this.active;
     try {
-      return await model.embedBatch(texts);
+      return await model.embedBatch(texts, role);
     } catch (error) {
       if (model.device !== 'webgpu') throw toEngramError(error, ErrorCode.EMBEDDER_FAILED, `embedding failed on ${model.device}`);
       await this.failOver(model, error);
-      return this.run(texts);
+      return this.run(texts, role);
     }
   }
 

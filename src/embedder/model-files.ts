@@ -74,3 +74,54 @@ export async function checkModelFiles(location: ModelLocation): Promise<void> {
 function isHtmlFallback(response: Response, file: string): boolean {
   return !file.endsWith('.html') && (response.headers.get('content-type') ?? '').includes('text/html');
 }
+
+/** Where transformers.js downloads a Hub model's files from (its default `env.remoteHost` and path template). */
+export function hubFileUrl(model: string, revision: string, file: string): string {
+  return `https://huggingface.co/${model}/resolve/${encodeURIComponent(revision)}/${file}`;
+}
+
+/** What reading a file that a model may or may not have needs: the location, and the Hub revision when remote is allowed. */
+export interface OptionalFiles extends ModelLocation {
+  remoteRevision?: string;
+}
+
+/** Node's `fs`, without an import a browser bundler would have to stub. */
+function nodeFs(): typeof import('node:fs') | undefined {
+  const runtime = globalThis.process as { getBuiltinModule?: (id: string) => unknown } | undefined;
+  return runtime?.getBuiltinModule?.('node:fs') as typeof import('node:fs') | undefined;
+}
+
+const isUrl = (path: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(path) || globalThis.location !== undefined;
+
+/**
+ * The text of a file the model may not have (the sentence-transformers configs), or null when it has none. A model
+ * given as listed files has only those. A local miss is looked up on the Hub when remote loading is on.
+ */
+export async function readOptionalFile(location: OptionalFiles, file: string): Promise<string | null> {
+  if (location.files) return location.files[file] ? fetchText(location.files[file]) : null;
+  const local = modelFileUrl(location, file);
+  const fs = isUrl(local) ? undefined : nodeFs();
+  const text = fs ? (fs.existsSync(local) ? fs.readFileSync(local, 'utf8') : null) : await fetchText(local);
+  if (text !== null || location.remoteRevision === undefined) return text;
+  return fetchText(hubFileUrl(location.model, location.remoteRevision, file));
+}
+
+/** Whether the model has `file` (e.g. its fp16 weights), without downloading it. */
+export async function hasModelFile(location: OptionalFiles, file: string): Promise<boolean> {
+  if (location.files) return file in location.files;
+  const local = modelFileUrl(location, file);
+  const fs = isUrl(local) ? undefined : nodeFs();
+  if (fs ? fs.existsSync(local) : await headOk(local)) return true;
+  return location.remoteRevision !== undefined && headOk(hubFileUrl(location.model, location.remoteRevision, file));
+}
+
+async function fetchText(url: string): Promise<string | null> {
+  const response = await fetch(url).catch(() => null);
+  if (!response?.ok || isHtmlFallback(response, url)) return null;
+  return response.text();
+}
+
+async function headOk(url: string): Promise<boolean> {
+  const response = await fetch(url, { method: 'HEAD' }).catch(() => null);
+  return response?.ok === true && !isHtmlFallback(response, url);
+}

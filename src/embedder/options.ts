@@ -15,8 +15,20 @@ export type ActiveDevice = 'cpu' | 'wasm' | 'webgpu';
 /** transformers.js dtypes; each picks an ONNX file (`q8` → onnx/model_quantized.onnx, `fp32` → onnx/model.onnx). */
 export type EmbedderDtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'q4f16' | 'bnb4';
 
-/** How token vectors become one text vector. BGE models were trained with 'cls'; MiniLM, E5 and the built-in use 'mean'. */
-export type Pooling = 'mean' | 'cls';
+/**
+ * How token vectors become one text vector: the mean over the attention mask (MiniLM, E5, the built-in), the first
+ * token (BGE) or the last real token, wherever the padding is (Qwen3-Embedding).
+ */
+export type Pooling = 'mean' | 'cls' | 'lasttoken';
+
+/** What a text is embedded as: asymmetric models prefix queries and documents with different prompts. */
+export type EmbedRole = 'query' | 'document';
+
+/** The text put before each query or document; `''` for none. */
+export interface EmbedderPrompts {
+  query?: string;
+  document?: string;
+}
 
 /** Where ONNX Runtime's WASM files come from: a folder URL, or the two files. Never a CDN by default. */
 export type WasmPaths = string | { mjs: string; wasm: string };
@@ -43,10 +55,34 @@ export interface EmbedderOptions {
   allowRemote?: boolean;
   /** Default `'auto'`: Node → CPU; browser → WebGPU only if an adapter exists and a calibration run shows it faster. */
   device?: EmbedderDevice;
-  /** Default `'q8'` (the built-in model's quantized table; Xenova/* models ship q8 too). Use `'fp32'` for fp32-only models. */
+  /**
+   * Default per device: `'q8'` on the CPU and WASM; on WebGPU `'fp16'` when the model has that file, else `'fp32'`
+   * (q8 is slow there and wrong on some GPUs). The built-in model ships q8 only and uses it everywhere. An explicit
+   * dtype is used on every device.
+   */
   dtype?: EmbedderDtype;
-  /** Default `'mean'` (over the attention mask), then L2 normalisation. */
+  /**
+   * Default: what the model's sentence-transformers config (`modules.json`, `1_Pooling/config.json`) says, or its
+   * ONNX `sentence_embedding` output when it has one; `'mean'` for a model without that config. Then L2 normalisation.
+   * An explicit pooling wins over the config and the output.
+   */
   pooling?: Pooling;
+  /**
+   * The prompts put before queries and documents. Default: the model's (`config_sentence_transformers.json`
+   * `prompts`: `query`/`search_query`, `document`/`passage`/`search_document`, or `default_prompt_name`), else none.
+   * Each given prompt replaces the model's; `''` means none.
+   */
+  prompts?: EmbedderPrompts;
+  /** Matryoshka: keep the first `dimensions` values, then renormalise (models trained for it). At most the model's size. */
+  dimensions?: number;
+  /**
+   * Tokens per model run, special tokens included. Default: the model's `max_seq_length` (sentence_bert_config.json),
+   * else its tokenizer's `model_max_length` and `max_position_embeddings`, at most 512. A longer text is embedded in
+   * chunks of this length (each keeping the final special token) and its vector is the token-weighted mean of theirs.
+   */
+  maxTokens?: number;
+  /** Hub revision (branch, tag or commit) downloaded with `allowRemote`; named in the vector space. Default: `'main'`. */
+  revision?: string;
   /**
    * Texts per model run. Default 16: in Node, 8–16 beat 1, 32 and 64 for both the built-in model and the tiny BERT
    * (bigger tensors cost more in tokenizer padding and memory than the runs save). Texts are sorted by length before
@@ -61,29 +97,47 @@ export interface EmbedderOptions {
   rememberDevice?: boolean;
 }
 
-export type ResolvedEmbedderOptions = Required<Omit<EmbedderOptions, 'onProgress' | 'wasmPaths' | 'modelPath'>> &
-  Pick<EmbedderOptions, 'onProgress' | 'wasmPaths'> & { modelPath: string };
+/** Options that come from the model when not given stay undefined here. */
+type ModelDerived = 'dtype' | 'pooling' | 'prompts' | 'dimensions' | 'maxTokens' | 'revision';
+
+export type ResolvedEmbedderOptions = Required<Omit<EmbedderOptions, 'onProgress' | 'wasmPaths' | 'modelPath' | ModelDerived>> &
+  Pick<EmbedderOptions, 'onProgress' | 'wasmPaths' | ModelDerived> & { modelPath: string };
 
 export const EMBEDDER_DEFAULTS = {
   model: BUILTIN_MODEL,
   allowRemote: false,
   device: 'auto',
-  dtype: 'q8',
-  pooling: 'mean',
   batchSize: 16,
   rememberDevice: true,
 } as const satisfies Partial<EmbedderOptions>;
 
+/** The dtype on the CPU and WASM unless one is given, and the one the vector space is named after. */
+export const CPU_DTYPE: EmbedderDtype = 'q8';
+
 const DEVICES: readonly EmbedderDevice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
-const POOLINGS: readonly Pooling[] = ['mean', 'cls'];
+const DTYPES: readonly EmbedderDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4'];
+const POOLINGS: readonly Pooling[] = ['mean', 'cls', 'lasttoken'];
 
 export function resolveEmbedderOptions(options: EmbedderOptions, defaultModelPath: string): ResolvedEmbedderOptions {
   const resolved = { ...EMBEDDER_DEFAULTS, ...definedOnly(options) };
   if (typeof resolved.model !== 'string' || resolved.model.trim() === '') throw invalidInput('embedder model must be a non-empty string');
   if (!DEVICES.includes(resolved.device)) throw invalidInput(`embedder device must be one of ${DEVICES.join(', ')}`, { device: resolved.device });
-  if (!POOLINGS.includes(resolved.pooling)) throw invalidInput(`embedder pooling must be one of ${POOLINGS.join(', ')}`, { pooling: resolved.pooling });
-  if (!Number.isInteger(resolved.batchSize) || resolved.batchSize < 1) {
-    throw invalidInput('embedder batchSize must be a positive integer', { batchSize: resolved.batchSize });
+  if (resolved.dtype !== undefined && !DTYPES.includes(resolved.dtype)) throw invalidInput(`embedder dtype must be one of ${DTYPES.join(', ')}`, { dtype: resolved.dtype });
+  if (resolved.pooling !== undefined && !POOLINGS.includes(resolved.pooling)) {
+    throw invalidInput(`embedder pooling must be one of ${POOLINGS.join(', ')}`, { pooling: resolved.pooling });
+  }
+  for (const name of ['batchSize', 'dimensions', 'maxTokens'] as const) {
+    const value = resolved[name];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw invalidInput(`embedder ${name} must be a positive integer`, { [name]: value });
+  }
+  if (resolved.maxTokens !== undefined && resolved.maxTokens < 4) throw invalidInput('embedder maxTokens must be at least 4', { maxTokens: resolved.maxTokens });
+  if (resolved.revision !== undefined && (typeof resolved.revision !== 'string' || resolved.revision.trim() === '')) {
+    throw invalidInput('embedder revision must be a non-empty string');
+  }
+  const prompts = resolved.prompts;
+  if (prompts !== undefined) {
+    const bad = typeof prompts !== 'object' || prompts === null || Object.entries(prompts).some(([k, v]) => !['query', 'document'].includes(k) || (v !== undefined && typeof v !== 'string'));
+    if (bad) throw invalidInput('embedder prompts must be { query?: string, document?: string }');
   }
   return { ...resolved, modelPath: withTrailingSlash(options.modelPath ?? defaultModelPath) };
 }
@@ -106,6 +160,8 @@ export type DeviceReason =
   | 'no-webgpu'
   /** `'auto'`: both devices ran the calibration batch; this one was faster. */
   | 'calibrated'
+  /** `'auto'`: WebGPU's calibration vectors differ from WASM's (cosine below 0.99 for some text), so WASM runs. */
+  | 'webgpu-disagrees'
   /** `'auto'`: an earlier calibration in this origin, for this model and browser, decided. */
   | 'remembered'
   /** WebGPU failed to load or run; the embedder moved to WASM for good. */
@@ -118,14 +174,25 @@ export interface DeviceChoice {
   timings?: { wasm: number; webgpu: number };
   /** The WebGPU error, when reason is 'webgpu-failed'. */
   error?: string;
+  /** The lowest cosine between WebGPU's and WASM's vector of one calibration text, when a calibration compared them. */
+  minCosine?: number;
 }
 
 /** What `createEmbedder` returns: the engine's `Embedder`, plus what it runs on and why. */
 export interface LocalEmbedder extends Embedder {
-  /** `<model, '/' → '-'>@<dtype>[-cls]/<device>`, e.g. `engram-glove-100d@q8/wasm`; changes if WebGPU fails over to WASM. */
+  /** `<vector space>/<device>`, e.g. `engram-glove-100d@q8/wasm`; changes if WebGPU fails over to WASM. */
   readonly id: string;
+  /** `<model, '/' → '-'>@<dtype>` plus a suffix for each non-default setting (see `embedderId`). */
+  readonly vectorSpace: string;
   readonly model: string;
+  /** The dtype running now (on WebGPU it may differ from the CPU dtype the vector space names). */
   readonly dtype: EmbedderDtype;
+  /** The pooling in use: the option, the model's config, or `'output'` for the model's `sentence_embedding` output. */
+  readonly pooling: Pooling | 'output';
+  /** The prompts in use per role (`''`: none). */
+  readonly prompts: Required<EmbedderPrompts>;
+  /** Tokens per model run; longer texts are embedded in chunks. */
+  readonly maxTokens: number;
   readonly device: ActiveDevice;
   readonly deviceChoice: DeviceChoice;
   /** Milliseconds from `createEmbedder` to ready, including any calibration. */
@@ -135,9 +202,42 @@ export interface LocalEmbedder extends Embedder {
   dispose(): Promise<void>;
 }
 
-/** `/` in the model id becomes `-`, so the only `/` left separates the device; non-default pooling is named too. */
-/** `model@dtype[-pooling]/device`; without a device, the device-independent vector space. */
-export function embedderId(model: string, dtype: string, pooling: Pooling, device?: ActiveDevice): string {
-  const space = `${model.replaceAll('/', '-')}@${dtype}${pooling === 'mean' ? '' : `-${pooling}`}`;
+/** What makes vectors of one model differ; each non-default part adds a suffix to the vector space. */
+export interface VectorSpaceParts {
+  model: string;
+  dtype: string;
+  pooling: Pooling | 'output';
+  prompts: Required<EmbedderPrompts>;
+  /** Only when truncated below the model's size. */
+  dimensions?: number;
+  /** Only when set by the caller (the model's own length is part of the model). */
+  maxTokens?: number;
+  revision?: string;
+}
+
+/**
+ * `model@dtype[-pooling][-p<hash>][-len<n>][-d<n>][-r<revision>]`, `/` in the model id as `-`, so the only `/` left
+ * separates the device: `engram-glove-100d@q8/wasm`. Defaults add nothing, so stored vectors of a model keep their key.
+ */
+export function embedderId(parts: VectorSpaceParts, device?: ActiveDevice): string {
+  const { prompts } = parts;
+  const suffixes = [
+    parts.pooling === 'mean' ? '' : `-${parts.pooling}`,
+    prompts.query === '' && prompts.document === '' ? '' : `-p${fnv1a(`${prompts.query}\u0000${prompts.document}`)}`,
+    parts.maxTokens === undefined ? '' : `-len${parts.maxTokens}`,
+    parts.dimensions === undefined ? '' : `-d${parts.dimensions}`,
+    parts.revision === undefined || parts.revision === 'main' ? '' : `-r${parts.revision.replaceAll('/', '-')}`,
+  ];
+  const space = `${parts.model.replaceAll('/', '-')}@${parts.dtype}${suffixes.join('')}`;
   return device === undefined ? space : `${space}/${device}`;
+}
+
+/** 32-bit FNV-1a as 8 hex digits: a short, stable name for a pair of prompts. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0');
 }

@@ -4,29 +4,55 @@
  */
 import type { FeatureExtractionPipeline, Tensor } from '@huggingface/transformers';
 import { EngramError, ErrorCode } from '../errors.js';
-import { modelFileUrl, type ModelFiles, type ModelLocation } from './model-files.js';
-import type { ActiveDevice, EmbedderProgress, Pooling, WasmPaths } from './options.js';
+import { modelFileUrl, readOptionalFile, type ModelFiles, type ModelLocation, type OptionalFiles } from './model-files.js';
+import type { ActiveDevice, EmbedderProgress, EmbedderPrompts, EmbedRole, Pooling, WasmPaths } from './options.js';
 import { IS_NODE } from './platform.js';
+import { mergeChunks, outputRows, poolTokens, truncateNormalize } from './pooling.js';
+import { chunkIds, padBatch, type Chunk, type Framing } from './sequences.js';
+import { poolingModulePath, readSentenceTransformers, type SentenceTransformersSetup } from './st-config.js';
 import { tokenCounter, type EncodingTokenizer } from './token-counter.js';
 
 /** Where the model is (`files`: the built-in model's bundler-emitted assets; others come from modelPath), and how to run it. */
-interface LoadRequest extends ModelLocation {
+export interface LoadRequest extends ModelLocation {
   allowRemote: boolean;
   device: ActiveDevice;
-  pooling: Pooling;
+  /** Sequences per model run. */
+  batchSize: number;
+  /** The caller's settings; each undefined one comes from the model. */
+  pooling?: Pooling;
+  prompts?: EmbedderPrompts;
+  maxTokens?: number;
+  dimensions?: number;
+  revision?: string;
   wasmPaths?: WasmPaths;
   onProgress?: (progress: EmbedderProgress) => void;
+}
+
+/** How a loaded model embeds: the caller's settings over the model's own. */
+export interface ModelSetup {
+  /** `'output'`: the model's `sentence_embedding` output (its own pooling, Dense layers and normalisation). */
+  pooling: Pooling | 'output';
+  prompts: Required<EmbedderPrompts>;
+  maxTokens: number;
+  /** The model's output size; vectors have `dimensions ?? modelDim` values. */
+  modelDim: number;
 }
 
 /** One loaded pipeline on one device. */
 export interface LoadedModel {
   device: ActiveDevice;
-  dim: number;
-  /** One model run: L2-normalised mean-pooled vectors, in input order. */
-  embedBatch(texts: string[]): Promise<Float32Array[]>;
+  dtype: ModelLocation['dtype'];
+  setup: ModelSetup;
+  /** Values per vector: `dimensions` when given, else the model's. */
+  readonly dim: number;
+  /** Unit vectors in input order; `texts` are prompted for `role` (default 'document'), chunked and run in batches. */
+  embedBatch(texts: string[], role?: EmbedRole): Promise<Float32Array[]>;
   countTokens(text: string): number;
   dispose(): Promise<void>;
 }
+
+/** Without a sentence-transformers `max_seq_length`: the tokenizer's and position table's length, at most this. */
+const MAX_TOKENS_CAP = 8192;
 
 type OrtWeb = typeof import('./ort-web.js');
 let ortWeb: Promise<OrtWeb> | undefined;
@@ -107,13 +133,16 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
       transformers.pipeline('feature-extraction', request.model, {
         device: request.device,
         dtype: request.dtype,
+        ...(request.revision ? { revision: request.revision } : {}),
         ...(request.onProgress ? { progress_callback: request.onProgress as (info: unknown) => void } : {}),
       }) as Promise<FeatureExtractionPipeline>;
     let pipe: FeatureExtractionPipeline;
+    let st: SentenceTransformersSetup;
     try {
+      st = await sentenceTransformers({ ...request, ...(request.allowRemote ? { remoteRevision: request.revision ?? 'main' } : {}) });
       pipe = web ? await web.guardedLoad(load, sessionsOf) : await load();
     } catch (error) {
-      throw loadError(error, request);
+      throw error instanceof EngramError ? error : loadError(error, request);
     } finally {
       env.allowLocalModels = saved.allowLocalModels;
       env.localModelPath = saved.localModelPath;
@@ -121,74 +150,152 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
       env.useBrowserCache = saved.useBrowserCache;
       env.fetch = saved.fetch;
     }
-    const loaded = wrap(pipe, request, web);
+    let loaded: LoadedModel | undefined;
     try {
+      loaded = wrap(pipe, request, st, transformers.Tensor, web);
       const [probe] = await loaded.embedBatch([PROBE_TEXT]);
       const configured = (pipe.model.config as { hidden_size?: number }).hidden_size;
-      if (!probe || (configured !== undefined && probe.length !== configured)) {
-        throw new Error(`output has ${probe?.length} values per text, config.json says hidden_size ${configured}`);
+      if (!probe || (loaded.setup.pooling !== 'output' && configured !== undefined && loaded.setup.modelDim !== configured)) {
+        throw new Error(`output has ${loaded.setup.modelDim} values per text, config.json says hidden_size ${configured}`);
       }
-      loaded.dim = probe.length;
     } catch (error) {
-      await loaded.dispose();
+      await (loaded ?? { dispose: () => pipe.dispose() }).dispose();
       throw error instanceof EngramError ? error : loadError(error, request);
     }
     return loaded;
   });
 }
 
-function wrap(pipe: FeatureExtractionPipeline, { device, pooling }: LoadRequest, web: OrtWeb | undefined): LoadedModel {
+/** The model's sentence-transformers config files (each may be missing), read and checked. */
+async function sentenceTransformers(location: OptionalFiles): Promise<SentenceTransformersSetup> {
+  const json = async (file: string): Promise<unknown> => {
+    const text = await readOptionalFile(location, file);
+    if (text === null) return null;
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new EngramError(ErrorCode.MODEL_INVALID, `model "${location.model}": ${file} is not JSON`, { cause: error, details: { model: location.model, file } });
+    }
+  };
+  const [modules, config, bertConfig] = await Promise.all([json('modules.json'), json('config_sentence_transformers.json'), json('sentence_bert_config.json')]);
+  const poolingPath = poolingModulePath(modules);
+  const pooling = poolingPath === undefined ? null : await json(`${poolingPath}/config.json`);
+  return readSentenceTransformers(location.model, { modules, pooling, config, bertConfig });
+}
+
+/** What this reads of a transformers.js tokenizer beyond `encode`. */
+interface PaddingTokenizer extends EncodingTokenizer {
+  padding_side?: string;
+  pad_token_id?: number;
+  model_max_length?: number;
+}
+
+function wrap(pipe: FeatureExtractionPipeline, request: LoadRequest, st: SentenceTransformersSetup, TensorOf: typeof Tensor, web: OrtWeb | undefined): LoadedModel {
   const sessions = sessionsOf(pipe);
+  const tokenizer = pipe.tokenizer as unknown as PaddingTokenizer;
+  const outputNames = sessionOutputs(sessions);
+  const hasOutput = outputNames.includes('sentence_embedding');
+  if (request.pooling === undefined && st.dense && !hasOutput) {
+    throw new EngramError(
+      ErrorCode.MODEL_INVALID,
+      `model "${request.model}": modules.json has a Dense module but the ONNX model no sentence_embedding output holding it, which Engram cannot do`,
+      { details: { model: request.model, outputs: outputNames } },
+    );
+  }
+  const pooling: ModelSetup['pooling'] = request.pooling ?? (hasOutput ? 'output' : (st.pooling ?? 'mean'));
+  const prompts = { query: request.prompts?.query ?? st.prompts.query, document: request.prompts?.document ?? st.prompts.document };
+  const positions = (pipe.model.config as { max_position_embeddings?: number }).max_position_embeddings;
+  const maxTokens = request.maxTokens ?? st.maxSeqLength ?? Math.min(MAX_TOKENS_CAP, finiteOr(tokenizer.model_max_length), finiteOr(positions));
+  const framing = framingOf(tokenizer);
+  const padSide = tokenizer.padding_side === 'left' ? 'left' : 'right';
+  const padId = tokenizer.pad_token_id ?? 0;
+  const promptIds = new Map<string, number[]>();
+  const promptTokens = (prompt: string): number[] => {
+    let ids = promptIds.get(prompt);
+    if (!ids) promptIds.set(prompt, (ids = prompt === '' ? [] : tokenizer.encode(prompt, { add_special_tokens: false })));
+    return ids;
+  };
+  const setup: ModelSetup = { pooling, prompts, maxTokens, modelDim: 0 };
+
+  /** One model run over sequences that fit: a unit vector each, `dimensions` long. */
+  const run = async (sequences: number[][]): Promise<Float64Array[]> => {
+    const { ids, mask, length } = padBatch(sequences, padId, padSide);
+    const dims = [sequences.length, length];
+    let outputs: Record<string, Tensor | undefined>;
+    try {
+      outputs = await pipe.model({ input_ids: new TensorOf('int64', ids, dims), attention_mask: new TensorOf('int64', mask, dims) });
+    } catch (error) {
+      throw (web?.takeRunError(sessions) ?? error) as Error;
+    }
+    const wanted = pooling === 'output' ? 'sentence_embedding' : 'last_hidden_state';
+    const output = pooling === 'output' ? outputs.sentence_embedding : (outputs.last_hidden_state ?? outputs.token_embeddings);
+    if (!output) throw (web?.takeRunError(sessions) ?? new Error(`the model returned no ${wanted}`)) as Error;
+    const values = output.to('float32');
+    const data = values.data as Float32Array;
+    const rows = pooling === 'output' ? outputRows(data, values.dims) : poolTokens(data, values.dims, mask, pooling);
+    setup.modelDim = values.dims.at(-1) as number;
+    if (request.dimensions !== undefined && request.dimensions > setup.modelDim) {
+      throw new EngramError(ErrorCode.INVALID_INPUT, `embedder dimensions ${request.dimensions} is more than the model's ${setup.modelDim}`, {
+        details: { dimensions: request.dimensions, modelDim: setup.modelDim },
+      });
+    }
+    return rows.map((row) => truncateNormalize(row, request.dimensions ?? setup.modelDim));
+  };
+
   return {
-    device,
-    dim: 0,
-    // The pipeline's own steps (tokenizer → model → pooling), with our pooling: transformers.js's mean_pooling and
-    // normalize convert a BigInt mask value per element, which dominated the built-in model's run time.
-    async embedBatch(texts) {
-      const inputs = pipe.tokenizer(texts, { padding: true, truncation: true });
-      let outputs: Record<string, Tensor | undefined>;
-      try {
-        outputs = await pipe.model(inputs);
-      } catch (error) {
-        throw (web?.takeRunError(sessions) ?? error) as Error;
-      }
-      const hidden = outputs.last_hidden_state ?? outputs.token_embeddings;
-      if (!hidden) throw (web?.takeRunError(sessions) ?? new Error('the model returned no last_hidden_state')) as Error;
-      return poolNormalized(hidden.to('float32'), inputs.attention_mask as Tensor, pooling);
+    device: request.device,
+    dtype: request.dtype,
+    setup,
+    get dim() {
+      return request.dimensions ?? setup.modelDim;
     },
-    countTokens: tokenCounter(pipe.tokenizer as unknown as EncodingTokenizer),
+    // The pipeline's steps (tokenizer → model → pooling), ours: transformers.js truncates away the final special
+    // token, and its mean_pooling converts a BigInt mask value per element (it dominated the built-in model's time).
+    async embedBatch(texts, role = 'document') {
+      const prompt = prompts[role];
+      const head = promptTokens(prompt);
+      const chunked: Chunk[][] = texts.map((text) => {
+        const ids = tokenizer.encode(prompt + text, { add_special_tokens: true });
+        const shared = head.length > 0 && head.every((id, i) => ids[framing.prefix + i] === id) ? head.length : 0;
+        return chunkIds(ids, framing, maxTokens, shared);
+      });
+      // Sequences sorted by length before batching: each batch pads to its longest.
+      const all = chunked.flatMap((chunks, text) => chunks.map((chunk, index) => ({ text, index, ids: chunk.ids })));
+      all.sort((a, b) => a.ids.length - b.ids.length);
+      const vectors: Float64Array[][] = chunked.map((chunks) => new Array<Float64Array>(chunks.length));
+      for (let start = 0; start < all.length; start += request.batchSize) {
+        const batch = all.slice(start, start + request.batchSize);
+        const rows = await run(batch.map((sequence) => sequence.ids));
+        batch.forEach((sequence, i) => ((vectors[sequence.text] as Float64Array[])[sequence.index] = rows[i] as Float64Array));
+      }
+      return vectors.map((chunks, text) => mergeChunks(chunks, (chunked[text] as Chunk[]).map((chunk) => chunk.weight)));
+    },
+    countTokens: tokenCounter(tokenizer),
     dispose: async () => {
       await pipe.dispose();
     },
   };
 }
 
-/**
- * 'mean': the mean over the tokens the attention mask keeps (padding excluded); 'cls': the first token's state.
- * Then L2 normalisation, summing in float64. A text with no known token (all [UNK] or empty) pools to a zero
- * vector and stays zeros: cosine 0 to anything.
- */
-function poolNormalized(hidden: Tensor, mask: Tensor, pooling: Pooling): Float32Array[] {
-  const [batch, sequence, dim] = hidden.dims as [number, number, number];
-  const data = hidden.data as Float32Array;
-  const keep = mask.data as ArrayLike<number | bigint>;
-  const vectors: Float32Array[] = [];
-  const sum = new Float64Array(dim);
-  for (let b = 0; b < batch; b++) {
-    sum.fill(0);
-    for (let s = 0; s < (pooling === 'cls' ? 1 : sequence); s++) {
-      if (Number(keep[b * sequence + s]) === 0) continue;
-      const offset = (b * sequence + s) * dim;
-      for (let d = 0; d < dim; d++) sum[d]! += data[offset + d] as number;
-    }
-    let squares = 0;
-    for (let d = 0; d < dim; d++) squares += sum[d]! * sum[d]!;
-    const norm = Math.sqrt(squares);
-    const vector = new Float32Array(dim);
-    if (norm > 0 && Number.isFinite(norm)) for (let d = 0; d < dim; d++) vector[d] = sum[d]! / norm;
-    vectors.push(vector);
+function finiteOr(value: number | undefined, fallback = MAX_TOKENS_CAP): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** How many special tokens the tokenizer adds before and after a text, found by encoding one word with and without. */
+function framingOf(tokenizer: EncodingTokenizer): Framing {
+  const bare = tokenizer.encode('a', { add_special_tokens: false });
+  const framed = tokenizer.encode('a', { add_special_tokens: true });
+  const at = framed.findIndex((_, i) => bare.every((id, k) => framed[i + k] === id));
+  return at < 0 ? { prefix: 0, suffix: 0 } : { prefix: at, suffix: framed.length - at - bare.length };
+}
+
+/** The ONNX session's output names (ONNX Runtime's `outputNames`, in Node and on the web alike). */
+function sessionOutputs(sessions: Record<string, unknown>): string[] {
+  const names = (sessions.model as { outputNames?: unknown } | undefined)?.outputNames;
+  if (!Array.isArray(names)) {
+    throw new EngramError(ErrorCode.MODEL_INVALID, 'this transformers.js version has no pipeline.model.sessions.model.outputNames; Engram pins the version it was tested with');
   }
-  return vectors;
+  return names as string[];
 }
 
 function isNotFound(error: unknown): boolean {

@@ -4,12 +4,15 @@ import type { Embedder, Progress } from '../types.js';
 import { nextTask } from '../util/schedule.js';
 import { normalize } from '../vector/similarity.js';
 
+/** What a text is embedded as: memories are documents, searches queries. */
+export type EmbedRole = 'query' | 'document';
+
 /** Embeds `texts` and returns L2-normalised vectors, checking the count, the length and finiteness. */
-export async function embedTexts(embedder: Embedder, texts: readonly string[]): Promise<Float32Array[]> {
+export async function embedTexts(embedder: Embedder, texts: readonly string[], role: EmbedRole = 'document'): Promise<Float32Array[]> {
   if (texts.length === 0) return [];
   let vectors: unknown;
   try {
-    vectors = await embedder.embed(texts.slice());
+    vectors = await embedder.embed(texts.slice(), role);
   } catch (error) {
     throw toEngramError(error, ErrorCode.EMBEDDER_FAILED, `embedder ${embedder.id} failed`);
   }

@@ -177,7 +177,7 @@ export class VectorState {
       vectors: this.vectors,
       embedderId: embedder?.id ?? null,
       vectorsReady: this.progress === null,
-      embedQuery: async (text) => (await embedTexts(embedder as Embedder, [text]))[0] as Float32Array,
+      embedQuery: async (text, role = 'query') => (await embedTexts(embedder as Embedder, [text], role))[0] as Float32Array,
       countTokens: this.tokenCounter,
       blockTokens: this.blockTokens,
     };

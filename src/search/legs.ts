@@ -53,7 +53,7 @@ export class QueryLegs {
         vectors.size,
         async () => {
           // Cut before embedding, as the lexical leg cuts before tokenising: a huge query must not reach the model.
-          const vectorsOfBatch = await Promise.all(batch.map((q) => this.state.embedQuery(cutQuery(q.text, this.state.maxQueryChars))));
+          const vectorsOfBatch = await Promise.all(batch.map((q) => this.state.embedQuery(cutQuery(q.text, this.state.maxQueryChars), q.source === 'hyde' ? 'document' : 'query')));
           // A compact index reads its candidates' floats from the store; the lexical candidates' come in the same
           // read, so diversify's similarities among the head are exact (VectorIndex.get).
           const alsoRead = vectors.isCompact ? batch.flatMap((_, i) => (this.lexicalLists[first + i] ?? []).map((item) => item.id)) : [];

@@ -49,7 +49,8 @@ export interface PipelineState {
   embedderId: string | null;
   vectorsReady: boolean;
   /** Embeds and normalises one query. */
-  embedQuery(query: string): Promise<Float32Array>;
+  /** `role` 'document' for a text standing in for a memory (HyDE's hypothetical answer). Default 'query'. */
+  embedQuery(query: string, role?: 'query' | 'document'): Promise<Float32Array>;
   countTokens?: (text: string) => number;
   /** countTokens of a memory's context block, remembered per record (assemble.ts blockTokenCounter); with countTokens. */
   blockTokens?: BlockTokens;

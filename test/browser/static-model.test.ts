@@ -81,7 +81,8 @@ describe('a converted static model in Chromium', () => {
       },
       { model: MODEL, modelPath: MODEL_PATH },
     );
-    expect(outcome.embedder).toBe('fake-potion-like@q8/wasm');
+    // The converted graph has a sentence_embedding output, which the embedder reads in place of its own pooling.
+    expect(outcome.embedder).toBe('fake-potion-like@q8-output/wasm');
     // "kitten" and "rug" share rows with "cat" and "mat" and no word with the memory: only the vector leg can find it.
     expect(outcome.semantic).toEqual({ mode: 'hybrid', text: 'The cat sits on the mat', vecRank: 1, bm25Rank: null });
     expect(outcome.lexical).toMatchObject({ mode: 'hybrid', text: 'Quarterly revenue grew 8 percent', bm25Rank: 1 });
