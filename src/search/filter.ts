@@ -114,6 +114,9 @@ export function penaltyFactor(record: Pick<MemoryRecord, 'supersededBy' | 'valid
   return record.validUntil !== undefined && now > record.validUntil ? superseded * deepRecallPenalty : superseded;
 }
 
+/** Entries a filter list may hold: enough for any app's tags or projects, small enough to cross a tab in one message. */
+export const MAX_FILTER_VALUES = 1_000;
+
 function oneOrMany(value: unknown, field: string): Set<string> | null {
   if (value === undefined) return null;
   return stringList(typeof value === 'string' ? [value] : value, field);
@@ -124,5 +127,6 @@ function stringList(value: unknown, field: string): Set<string> | null {
   if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
     throw invalidInput(`${field} must be a string array`);
   }
+  if (value.length > MAX_FILTER_VALUES) throw invalidInput(`${field} must have at most ${MAX_FILTER_VALUES} entries`, { length: value.length });
   return new Set(value as string[]);
 }

@@ -202,6 +202,8 @@ export const MAX_K = 1_000;
 const MAX_RERANK_INPUT = 200;
 /** Largest `candidatePool`: each leg keeps a heap of this size and fusion, filtering and adjusting walk it. */
 export const MAX_CANDIDATE_POOL = 10_000;
+/** Largest `neighbours.window`: support a hit lends reaches this many memories either side, no further. */
+export const MAX_NEIGHBOUR_WINDOW = 50;
 
 export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   mode: 'auto',
@@ -339,9 +341,9 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   if (o.neighbours !== false) {
     if (typeof o.neighbours !== 'object' || o.neighbours === null) fail('neighbours', 'false or { window, weight, lenders }', o.neighbours);
     const { window, weight, lenders } = o.neighbours;
-    if (!(Number.isInteger(window) && window >= 0)) fail('neighbours.window', 'an integer ≥ 0', window);
+    if (!(Number.isInteger(window) && window >= 0 && window <= MAX_NEIGHBOUR_WINDOW)) fail('neighbours.window', `an integer from 0 to ${MAX_NEIGHBOUR_WINDOW}`, window);
     nonNegative('neighbours.weight', weight);
-    if (!(Number.isInteger(lenders) && lenders >= 0)) fail('neighbours.lenders', 'an integer ≥ 0', lenders);
+    if (!(Number.isInteger(lenders) && lenders >= 0 && lenders <= MAX_CANDIDATE_POOL)) fail('neighbours.lenders', `an integer from 0 to ${MAX_CANDIDATE_POOL}`, lenders);
     const { time, timeGapMs } = o.neighbours;
     if (time !== undefined && typeof time !== 'boolean') fail('neighbours.time', 'true or false', time);
     if (timeGapMs !== undefined && !(typeof timeGapMs === 'number' && timeGapMs >= 0)) fail('neighbours.timeGapMs', 'a number of milliseconds ≥ 0 (Infinity: no limit)', timeGapMs);

@@ -133,6 +133,7 @@ export class ThreadIndex {
       afterOpen &&= after !== undefined && joins(after.createdAt - entries[at + distance - 1]!.createdAt);
       if (beforeOpen) out.push({ id: before!.id, distance });
       if (afterOpen) out.push({ id: after!.id, distance });
+      if (!beforeOpen && !afterOpen) break;
     }
     return out;
   }
