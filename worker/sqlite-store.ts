@@ -142,6 +142,8 @@ async function hasMemories(db: Connection, name: string): Promise<boolean> {
 
 /** Page size of a new database on OPFS: faster bulk writes and fewer reads on open (docs/worker.md). */
 const PAGE_SIZE = 16384;
+/** Quiet time after a removal before the WAL is checkpointed and truncated. */
+const CHECKPOINT_IDLE_MS = 1_000;
 
 /** A failure while opening or migrating: a full disk is QUOTA_EXCEEDED, and the database is left as it was. */
 function openError(error: unknown, ioError: unknown, options: SqliteStoreOptions): EngramError {
@@ -180,6 +182,8 @@ async function openConnection(options: SqliteStoreOptions, key: Uint8Array | nul
     // IndexedDB keeps its default journal: IDBBatchAtomicVFS commits a whole transaction as one IDB transaction.
     if (options.backend !== 'idb') await connection.exec('PRAGMA journal_mode = WAL');
     await connection.exec('PRAGMA cache_size = -16000');
+    // A removed memory's text is overwritten with zeros in the pages that held it, not left in free pages.
+    await connection.exec('PRAGMA secure_delete = ON');
     // Statement journals (an upsert of a batch inside the write transaction keeps one) in memory, not as OPFS files:
     // they hold the original of every page a statement changes, so on disk they cost as much as the WAL writes.
     await connection.exec('PRAGMA temp_store = MEMORY');
@@ -203,6 +207,7 @@ export class SqliteStore implements Store {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
   private closing: Promise<void> | undefined;
+  private checkpointTimer: ReturnType<typeof setTimeout> | undefined;
   /** Set by an I/O failure: the next call starts on a fresh connection (SQLite recovers from the file). */
   private broken = false;
 
@@ -436,6 +441,7 @@ export class SqliteStore implements Store {
         if (indexedChange) await this.db.run('UPDATE state SET change_counter = change_counter + 1');
       }),
     );
+    if (removed && this.kind === 'opfs') this.checkpointWhenIdle();
     // The first memory of an instance arms the sentinel: from now on, losing this database is reported.
     const sentinel = this.sentinel;
     if (sentinel && !sentinel.hadData && records) {
@@ -498,9 +504,26 @@ export class SqliteStore implements Store {
   close(): Promise<void> {
     this.closing ??= this.serial('close', async () => {
       this.closed = true;
+      if (this.checkpointTimer !== undefined) {
+        clearTimeout(this.checkpointTimer);
+        this.checkpointTimer = undefined;
+        await this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined);
+      }
       await this.db.close();
     });
     return this.closing;
+  }
+
+  /**
+   * After a removal, once writes pause: the WAL still holds the removed memory's earlier page images until a
+   * checkpoint copies the zeroed pages over them and truncates it. A failure leaves the WAL for the next one.
+   */
+  private checkpointWhenIdle(): void {
+    if (this.checkpointTimer !== undefined) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = undefined;
+      if (!this.closed) void this.serial('checkpoint', () => this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')).catch(() => undefined);
+    }, CHECKPOINT_IDLE_MS);
   }
 
   /** Runs `operation` after every earlier call (one connection, one transaction at a time) and maps its errors. */

@@ -20,6 +20,26 @@ import { nextTask } from '../util/schedule.js';
 import type { MemoryRecord } from '../types.js';
 import { PackedPostings } from './packed-postings.js';
 
+/**
+ * The state without the postings of removed documents, which MiniSearch only marks as removed (`dirtCount`) and
+ * cleans up later: a saved snapshot must not keep a removed memory's terms.
+ */
+function withoutDiscarded(state: LexicalState): LexicalState {
+  if (state.dirtCount === 0) return state;
+  const live = state.documentIds;
+  const terms: [string, TermData][] = [];
+  for (const [term, data] of state.terms) {
+    const kept: TermData = new Map();
+    for (const [fieldId, postings] of data) {
+      const out = new Map<number, number>();
+      for (const [doc, freq] of postings) if (live.has(doc)) out.set(doc, freq);
+      if (out.size > 0) kept.set(fieldId, out);
+    }
+    if (kept.size > 0) terms.push([term, kept]);
+  }
+  return { ...state, dirtCount: 0, terms };
+}
+
 /** A serialised lexical index (see `decodeSnapshot`). */
 export type IndexSnapshot = Uint8Array;
 
@@ -135,7 +155,8 @@ export async function documentHashes(
 }
 
 /** Serialises `state` with the `documentHashes` of its documents. */
-export function encodeSnapshot(state: LexicalState, meta: { settings: string; counter: number }, hashes: Uint32Array): IndexSnapshot {
+export function encodeSnapshot(dirty: LexicalState, meta: { settings: string; counter: number }, hashes: Uint32Array): IndexSnapshot {
+  const state = withoutDiscarded(dirty);
   const fields = Object.keys(state.fieldIds).length;
   const docs = state.documentIds.size;
   // In ascending order: the decoder checks it (so no term twice) and restores MiniSearch's term tree in one pass.

@@ -109,3 +109,8 @@ test.each(['opfs', 'idb'] as const)('a full disk surfaces as QUOTA_EXCEEDED and 
     await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL()).origin });
   }
 });
+
+test.each(['opfs', 'idb'] as const)('a removed memory\'s text is gone from the stored bytes, the rest kept (%s)', async (backend) => {
+  const outcome = await page.evaluate((b) => window.lab.removedTextGone(b), backend);
+  expect(outcome).toEqual({ secretBefore: true, keptBefore: true, secretAfter: false, keptAfter: true, count: 301 });
+});

@@ -32,7 +32,74 @@ async function memoryColumns(db: Connection): Promise<string[]> {
   return names;
 }
 
+/** Every byte a database of `backend` keeps through the browser's storage APIs: its OPFS files, or its IndexedDB values. */
+async function storedBytes(backend: SqliteBackend, name: string): Promise<Uint8Array[]> {
+  if (backend === 'opfs') {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
+    const out: Uint8Array[] = [];
+    for await (const [file, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+      if (file.startsWith(`${name}.sqlite3`) && handle.kind === 'file') out.push(new Uint8Array(await (await (handle as FileSystemFileHandle).getFile()).arrayBuffer()));
+    }
+    return out;
+  }
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open(`engram-${name}`);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  const out: Uint8Array[] = [];
+  const collect = (value: unknown): void => {
+    if (value instanceof ArrayBuffer) out.push(new Uint8Array(value));
+    else if (ArrayBuffer.isView(value)) out.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+    else if (value && typeof value === 'object') for (const v of Object.values(value)) collect(v);
+  };
+  for (const storeName of db.objectStoreNames) {
+    const values = await new Promise<unknown[]>((resolve, reject) => {
+      const request = db.transaction(storeName).objectStore(storeName).getAll();
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    values.forEach(collect);
+  }
+  db.close();
+  return out;
+}
+
+function holds(chunks: readonly Uint8Array[], text: string): boolean {
+  const needle = new TextEncoder().encode(text);
+  return chunks.some((bytes) => {
+    outer: for (let i = bytes.indexOf(needle[0] as number); i >= 0 && i <= bytes.length - needle.length; i = bytes.indexOf(needle[0] as number, i + 1)) {
+      for (let j = 1; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
+      return true;
+    }
+    return false;
+  });
+}
+
 const lab = {
+  /**
+   * A memory's text is in the database's stored bytes once written, and gone from them once removed (secure_delete,
+   * then the WAL checkpointed), while the memories kept are still there.
+   */
+  async removedTextGone(backend: SqliteBackend) {
+    const name = uniqueName(`scrub-${backend}`);
+    const secret = 'zebra-quartz-secret-4417';
+    const kept = 'walrus-amber-kept-2290';
+    let store = await openSqliteStore({ name, backend });
+    await store.write({ put: [...Array.from({ length: 300 }, (_, i) => memory(i)), memory(1000, `${secret} a`), memory(1001, `${kept} b`), memory(1002, `${secret} c`)] });
+    await store.close();
+    const before = await storedBytes(backend, name);
+    store = await openSqliteStore({ name, backend });
+    await store.write({ remove: ['m1000', 'm1002'] });
+    await store.close();
+    const after = await storedBytes(backend, name);
+    store = await openSqliteStore({ name, backend });
+    const count = await store.count();
+    await store.close();
+    return { secretBefore: holds(before, secret), keptBefore: holds(before, kept), secretAfter: holds(after, secret), keptAfter: holds(after, kept), count };
+  },
+
+
   /** Rows in a database's memories table, read straight from SQLite (no engine). */
   async countRows(backend: SqliteBackend, name: string): Promise<number> {
     const store = await openSqliteStore({ name, backend });
