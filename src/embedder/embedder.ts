@@ -5,7 +5,7 @@
  */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { chooseBrowserDevice, rememberChoice, type BrowserDeviceResult } from './device.js';
-import { BUILTIN_MODEL_FILES, checkModelFiles, hasModelFile, type ModelLocation, type OptionalFiles } from './model-files.js';
+import { BUILTIN_MODEL_FILES, BUILTIN_MODEL_SHA256, checkModelFiles, hasModelFile, type ModelLocation, type OptionalFiles } from './model-files.js';
 import {
   BUILTIN_MODEL,
   CPU_DTYPE,
@@ -85,7 +85,7 @@ function locate(options: EmbedderOptions): { resolved: ResolvedEmbedderOptions; 
   const resolved = resolveEmbedderOptions(options, defaultModelPath());
   const builtin = !IS_NODE && resolved.model === BUILTIN_MODEL && options.modelPath === undefined;
   const location: ModelLocation = { model: resolved.model, modelPath: resolved.modelPath, dtype: resolved.dtype ?? CPU_DTYPE };
-  return { resolved, location: builtin ? { ...location, files: BUILTIN_MODEL_FILES } : location };
+  return { resolved, location: builtin ? { ...location, files: BUILTIN_MODEL_FILES, sha256: BUILTIN_MODEL_SHA256 } : location };
 }
 
 /**

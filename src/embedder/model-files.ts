@@ -20,6 +20,18 @@ export const BUILTIN_MODEL_FILES = {
   'onnx/model_quantized.onnx': new URL('../../models/engram/glove-100d/onnx/model_quantized.onnx', import.meta.url).href,
 } as const satisfies ModelFiles;
 
+/**
+ * SHA-256 of each shipped file of the built-in model (the build is deterministic; a unit test holds these to
+ * `models/engram/glove-100d/engram-build.json`). A file served with other bytes (a tampered or stale asset) fails the
+ * load with MODEL_INVALID instead of embedding wrongly.
+ */
+export const BUILTIN_MODEL_SHA256: Readonly<Record<keyof typeof BUILTIN_MODEL_FILES, string>> = {
+  'config.json': 'fad304d5f2b734888206f55544e4f89ac96b03df3678c1acaef4adaeedb36549',
+  'tokenizer.json': '983ac2fbcbd94daca4b919a605fc5fe01436e94064a55b18f5e34f89c3c71eb2',
+  'tokenizer_config.json': '0f9044330809152fb4326ceeb6610fb644432e835fd8e791eb21fc6b82af2726',
+  'onnx/model_quantized.onnx': 'ad20222a019a2563e466a86bd56fe344cb430a07c28f62ac192ad8bbc47e0bc5',
+};
+
 /** The ONNX file transformers.js loads for each dtype. */
 const ONNX_FILE: Record<EmbedderDtype, string> = {
   fp32: 'onnx/model.onnx',
@@ -38,6 +50,8 @@ export interface ModelLocation {
   modelPath: string;
   dtype: EmbedderDtype;
   files?: ModelFiles;
+  /** SHA-256 (hex) of listed files whose bytes are known: checked as they are fetched. */
+  sha256?: Readonly<Record<string, string>>;
 }
 
 /** Where one file of the model is: its explicit URL, or its place under `modelPath`, resolved against the page. */

@@ -92,12 +92,35 @@ function modelLocation(request: ModelLocation): string {
 
 type FetchFile = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
-/** transformers.js fetches `<localModelPath><model>/<file>`; a listed file is fetched from its own URL instead. */
-function fetchListedFiles(files: ModelFiles, prefix: string, fetchFile: FetchFile): FetchFile {
-  return (input, init) => {
+/**
+ * transformers.js fetches `<localModelPath><model>/<file>`; a listed file is fetched from its own URL instead, and
+ * its bytes are checked against `sha256` when that names the file.
+ */
+function fetchListedFiles(
+  files: ModelFiles,
+  prefix: string,
+  fetchFile: FetchFile,
+  sha256: Readonly<Record<string, string>> = {},
+  onMismatch: (error: EngramError) => void = () => undefined,
+): FetchFile {
+  return async (input, init) => {
     const path = typeof input === 'string' ? input : input.href;
-    const listed = path.startsWith(prefix) ? files[path.slice(prefix.length)] : undefined;
-    return fetchFile(listed ?? input, init);
+    const file = path.startsWith(prefix) ? path.slice(prefix.length) : undefined;
+    const listed = file === undefined ? undefined : files[file];
+    const response = await fetchFile(listed ?? input, init);
+    const expected = file === undefined ? undefined : sha256[file];
+    if (!expected || !response.ok || init?.method === 'HEAD') return response;
+    const bytes = await response.arrayBuffer();
+    const actual = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    if (actual !== expected) {
+      // transformers.js takes a failed fetch for a missing file and goes on: the load reports this error instead.
+      const error = new EngramError(ErrorCode.MODEL_INVALID, `model file ${file} (${listed}) does not have the bytes this Engram was built with`, {
+        details: { file, expected, actual },
+      });
+      onMismatch(error);
+      throw error;
+    }
+    return new Response(bytes, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
 
@@ -128,7 +151,10 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
     env.allowRemoteModels = request.allowRemote;
     // Files from our own origin are in the HTTP cache already; a Cache API copy would outlive a rebuilt model.
     env.useBrowserCache = saved.useBrowserCache && request.allowRemote;
-    if (request.files) env.fetch = fetchListedFiles(request.files, `${request.modelPath}${request.model}/`, saved.fetch);
+    let mismatch: EngramError | null = null;
+    if (request.files) {
+      env.fetch = fetchListedFiles(request.files, `${request.modelPath}${request.model}/`, saved.fetch, request.sha256, (error) => (mismatch ??= error));
+    }
     const load = () =>
       transformers.pipeline('feature-extraction', request.model, {
         device: request.device,
@@ -141,8 +167,9 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
     try {
       st = await sentenceTransformers({ ...request, ...(request.allowRemote ? { remoteRevision: request.revision ?? 'main' } : {}) });
       pipe = web ? await web.guardedLoad(load, sessionsOf) : await load();
+      if (mismatch) throw mismatch;
     } catch (error) {
-      throw error instanceof EngramError ? error : loadError(error, request);
+      throw mismatch ?? (error instanceof EngramError ? error : loadError(error, request));
     } finally {
       env.allowLocalModels = saved.allowLocalModels;
       env.localModelPath = saved.localModelPath;

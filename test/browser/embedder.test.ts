@@ -237,6 +237,20 @@ describe('with a WebGPU adapter (--enable-unsafe-webgpu, SwiftShader)', () => {
     await context.close();
   });
 
+  test('a built-in model file with other bytes than the build made is refused (MODEL_INVALID), not loaded', async () => {
+    const { context, page } = await freshPage(browser());
+    const call = lab(page);
+    // Valid JSON, one number changed: it would load and embed wrongly without the hash check.
+    await page.route('**/models/engram/glove-100d/tokenizer_config.json', async (route) => {
+      const original = await (await route.fetch()).text();
+      await route.fulfill({ body: original.replace(/"model_max_length":\s*\d+/, '"model_max_length": 7'), status: 200, contentType: 'application/json' });
+    });
+    const tampered = await call('openError', { device: 'wasm' });
+    expect(tampered.code).toBe('MODEL_INVALID');
+    expect(tampered.message).toContain('tokenizer_config.json');
+    await context.close();
+  });
+
   test('works inside a module worker (where the Engram worker runs it)', async () => {
     const { context, page, requests } = await freshPage(browser());
     const { info, vectors } = await lab(page)('inWorker', {}, SAMPLE_TEXTS);
