@@ -1,10 +1,10 @@
 import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
 import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
-import type { EmbedderOptions } from '../src/embedder/index.js';
-import { type EncryptionOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
+import { deviceStatus, type EncryptionOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
 import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName } from '../src/client/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
-import type { Embedder, MemoryInput, Progress } from '../src/types.js';
+import type { MemoryInput, Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './index-saver.js';
 
@@ -22,7 +22,7 @@ export interface Host {
   close(): Promise<void>;
 }
 
-export type EmbedderLoader = (options: WireEmbedderOptions, onProgress?: EmbedderOptions['onProgress']) => Promise<Embedder>;
+export type EmbedderLoader = (options: WireEmbedderOptions, onProgress?: EmbedderOptions['onProgress']) => Promise<LocalEmbedder>;
 
 export interface HostOptions {
   name: string;
@@ -77,7 +77,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const firstCall = new Promise<void>((resolve) => (firstCallAnswered = resolve));
   const loadAllowed = Promise.race([firstCall, new Promise<void>((resolve) => setTimeout(resolve, MODEL_GRACE_MS))]);
 
-  let embedder: Embedder | null = null;
+  let embedder: LocalEmbedder | null = null;
   if (options.embedder) {
     const embedderOptions = options.embedder;
     void (async () => {
@@ -96,6 +96,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
     persisted: store.persistent && (await navigator.storage?.persisted?.().catch(() => false)) === true,
     count: await engine.count(),
     embedder: engine.embedder?.id ?? null,
+    // Read live: a WebGPU failure mid-run moves the embedder to WASM.
+    device: engine.embedder && embedder ? deviceStatus(embedder.deviceChoice) : null,
     indexing: engine.indexing(),
     lexicalIndex: engine.lexicalSource,
     evicted: store.evicted,
@@ -121,7 +123,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     async close() {
       await snapshots.flush().catch(onBackgroundError);
       await engine.close();
-      await (embedder as Embedder | null)?.dispose?.();
+      await (embedder as LocalEmbedder | null)?.dispose();
     },
   };
 

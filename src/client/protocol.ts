@@ -5,6 +5,8 @@
  */
 import { transferHandlers, type TransferHandler } from 'comlink';
 import type { EmbedderOptions } from '../embedder/index.js';
+import { AGREEMENT } from '../embedder/device.js';
+import type { ActiveDevice, DeviceChoice, DeviceReason } from '../embedder/options.js';
 import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError, type SerializedEngramError } from '../errors.js';
 import type { SearchOptions } from '../search/options.js';
 import type { RecordLimits } from '../engine/validate.js';
@@ -23,6 +25,11 @@ export interface MemoryStatus {
   count: number;
   /** Id of the embedder in use; null while the model loads, when it failed, or when `embedder: null`. */
   embedder: string | null;
+  /**
+   * What runs the model and why (the embedder's `DeviceChoice`), with `minCosine` when WebGPU's calibration vectors
+   * disagreed with WASM's, now or when the choice was remembered; null while no model is attached.
+   */
+  device: EmbedderDeviceStatus | null;
   /** Background (re-)embedding progress, or null when every memory has a vector for the current embedder. */
   indexing: Progress | null;
   /** How this open made the lexical index: from the stored snapshot, or rebuilt from every memory's text. */
@@ -48,6 +55,18 @@ export interface MemoryStatus {
    * of the protocol (another script of the origin posting there), since it started. Always 0 with storage 'memory'.
    */
   rejectedMessages: number;
+}
+
+export interface EmbedderDeviceStatus {
+  device: ActiveDevice;
+  reason: DeviceReason;
+  minCosine?: number;
+}
+
+/** The status's `device`: a disagreement keeps its cosine even when remembered (the reason then says 'remembered'). */
+export function deviceStatus(choice: DeviceChoice): EmbedderDeviceStatus {
+  const disagreed = choice.minCosine !== undefined && !(choice.minCosine >= AGREEMENT);
+  return { device: choice.device, reason: choice.reason, ...(disagreed ? { minCosine: choice.minCosine } : {}) };
 }
 
 // The Memory API's table and what is derived from it (method names, allowlist, writes, timeouts) live in methods.ts.

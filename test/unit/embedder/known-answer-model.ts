@@ -344,6 +344,38 @@ export interface FolderSpec {
   paddingSide?: 'left' | 'right';
 }
 
+export const MEAN_PROMPTS = { query: 'query: ', document: 'passage: ' };
+export const LAST_PROMPTS = { query: 'Instruct: find the note\nQuery:', document: '' };
+const STANDARD = { positions: 'range', sentenceEmbedding: false } as const;
+
+/**
+ * The layouts Engram reads, each with an fp32 and a q8 file: CLS; mean with e5's prompts (under sentence-transformers'
+ * 'passage' name); last token with left padding, mask-derived positions and an instruction prompt (Qwen3-like); the
+ * `sentence_embedding` output (EmbeddingGemma-like).
+ */
+export const LAYOUTS: readonly FolderSpec[] = [
+  { id: 'ka/cls', graph: STANDARD, q8: true, modules: ['Pooling', 'Normalize'], poolingModes: ['cls_token'] },
+  {
+    id: 'ka/mean',
+    graph: STANDARD,
+    q8: true,
+    modules: ['Pooling', 'Normalize'],
+    poolingModes: ['mean_tokens'],
+    stConfig: { prompts: { query: MEAN_PROMPTS.query, passage: MEAN_PROMPTS.document }, default_prompt_name: null },
+  },
+  {
+    id: 'ka/last',
+    graph: { positions: 'mask', sentenceEmbedding: false },
+    q8: true,
+    paddingSide: 'left',
+    modules: ['Pooling', 'Normalize'],
+    poolingModes: ['lasttoken'],
+    stConfig: { prompts: LAST_PROMPTS },
+    maxSeqLength: 64,
+  },
+  { id: 'ka/dense', graph: { positions: 'range', sentenceEmbedding: true }, q8: true, modules: ['Pooling', 'Dense', 'Normalize'], poolingModes: ['mean_tokens'] },
+];
+
 /** The tokenizer files of bert-files.ts, with the real vocabulary's special-token ids (101 [CLS], 102 [SEP], …). */
 function realTokenizerJson(vocab: string[]): string {
   const json = JSON.parse(tokenizerJson(vocab)) as {

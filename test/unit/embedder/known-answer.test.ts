@@ -19,17 +19,18 @@ import {
   CLS,
   DENSE,
   HIDDEN,
+  LAST_PROMPTS,
+  LAYOUTS,
   makeWeights,
+  MEAN_PROMPTS,
   referenceTokenizer,
   referenceVector,
   SEP,
   writeFolder,
+  type FolderSpec,
   type ReferencePooling,
   type Weights,
 } from './known-answer-model.js';
-
-const MEAN_PROMPTS = { query: 'query: ', document: 'passage: ' };
-const LAST_PROMPTS = { query: 'Instruct: find the note\nQuery:', document: '' };
 
 let root: string;
 let weights: Weights;
@@ -41,26 +42,15 @@ beforeAll(() => {
   weights = makeWeights(vocab.length);
   tokenize = referenceTokenizer();
   const standard = { positions: 'range', sentenceEmbedding: false } as const;
-  const folders = [
-    { id: 'ka/cls', graph: standard, modules: ['Pooling', 'Normalize'], poolingModes: ['cls_token'] },
-    { id: 'ka/mean', graph: standard, q8: true, modules: ['Pooling', 'Normalize'], poolingModes: ['mean_tokens'], stConfig: { prompts: { query: MEAN_PROMPTS.query, passage: MEAN_PROMPTS.document }, default_prompt_name: null } },
-    {
-      id: 'ka/last',
-      graph: { positions: 'mask', sentenceEmbedding: false },
-      paddingSide: 'left',
-      modules: ['Pooling', 'Normalize'],
-      poolingModes: ['lasttoken'],
-      stConfig: { prompts: LAST_PROMPTS },
-      maxSeqLength: 64,
-    },
-    { id: 'ka/dense', graph: { positions: 'range', sentenceEmbedding: true }, modules: ['Pooling', 'Dense', 'Normalize'], poolingModes: ['mean_tokens'] },
+  const folders: FolderSpec[] = [
+    ...LAYOUTS,
     { id: 'ka/plain', graph: standard },
     { id: 'ka/dense-missing', graph: standard, modules: ['Pooling', 'Dense', 'Normalize'], poolingModes: ['mean_tokens'] },
     { id: 'ka/max', graph: standard, modules: ['Pooling'], poolingModes: ['max_tokens'] },
     { id: 'ka/mean-and-cls', graph: standard, modules: ['Pooling'], poolingModes: ['cls_token', 'mean_tokens'] },
     { id: 'ka/word-weights', graph: standard, modules: ['WordWeights', 'Pooling'], poolingModes: ['mean_tokens'] },
-  ] as const;
-  for (const folder of folders) writeFolder(root, folder as Parameters<typeof writeFolder>[1], vocab, weights);
+  ];
+  for (const folder of folders) writeFolder(root, folder, vocab, weights);
 }, 120_000);
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -206,6 +196,18 @@ describe('known answers in Node, fp32', () => {
 });
 
 describe('known answers in Node, q8', () => {
+  test.each([
+    ['ka/cls', 'cls', undefined],
+    ['ka/mean', 'mean', MEAN_PROMPTS],
+    ['ka/last', 'lasttoken', LAST_PROMPTS],
+    ['ka/dense', 'dense', undefined],
+  ] as const)('%s: the int8 file, documents and queries within 0.99 of the reference', async (model, kind, prompts = { query: '', document: '' }) => {
+    await using(open(model, { dtype: 'q8' }), async (embedder) => {
+      expect(agreement(await embedder.embed(SAMPLE_TEXTS), SAMPLE_TEXTS.map((text) => reference(text, kind, prompts.document)))).toBeGreaterThan(0.99);
+      expect(agreement(await embedder.embed(SAMPLE_TEXTS, 'query'), SAMPLE_TEXTS.map((text) => reference(text, kind, prompts.query)))).toBeGreaterThan(0.99);
+    });
+  });
+
   test('the quantized ONNX file is what runs, within 0.99 of the fp32 reference', async () => {
     const q8 = await open('ka/mean', { dtype: undefined });
     const fp32 = await open('ka/mean');
