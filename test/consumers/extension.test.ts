@@ -196,10 +196,11 @@ describe('MV3 extension (plain Vite, offscreen document) from the packed tarball
 
         // Locked, the vault takes no note until unlocked again.
         await popup.click('#vault-lock');
-        await expect.poll(() => popup.textContent('#vault-status')).toBe('locked');
+        // Locking closes the vault's worker: on a loaded machine that takes more than expect.poll's default second.
+        await expect.poll(() => popup.textContent('#vault-status'), { timeout: 15_000 }).toBe('locked');
         await popup.fill('#vault-add input[name=note]', 'written while locked');
         await popup.click('#vault-add button');
-        await expect.poll(() => popup.textContent('#vault-status')).toMatch(/locked: unlock it/);
+        await expect.poll(() => popup.textContent('#vault-status'), { timeout: 15_000 }).toMatch(/locked: unlock it/);
       });
 
       // A new Chromium on the same profile: a new service worker and offscreen document, the vault locked.
@@ -213,7 +214,7 @@ describe('MV3 extension (plain Vite, offscreen document) from the packed tarball
         expect(await unlockVault(popup, 'not the passphrase')).toMatch(/^WRONG_KEY: \S/);
         await popup.fill('#vault-add input[name=note]', 'written after a wrong passphrase');
         await popup.click('#vault-add button');
-        await expect.poll(() => popup.textContent('#vault-status')).toMatch(/locked: unlock it/);
+        await expect.poll(() => popup.textContent('#vault-status'), { timeout: 15_000 }).toMatch(/locked: unlock it/);
         expect(await unlockVault(popup, PASSPHRASE)).toBe('unlocked: 1 notes (encrypted)');
       });
     } finally {

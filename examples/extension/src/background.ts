@@ -47,8 +47,8 @@ async function relay(request: Request): Promise<Reply<unknown>> {
   }
 }
 
-chrome.runtime.onMessage.addListener((message: unknown, _sender, sendResponse: (reply: Reply<unknown>) => void) => {
-  if (!isFor('background', message)) return false;
+chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse: (reply: Reply<unknown>) => void) => {
+  if (!isFor('background', message, sender)) return false;
   relay(message.request).then(sendResponse, (error: unknown) => {
     sendResponse({ ok: false, error: replyError(error) });
   });

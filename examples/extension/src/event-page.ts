@@ -8,8 +8,8 @@ import { memory, reply } from './host.js';
 import { isFor, type Reply } from './messages.js';
 
 // Added at the top level, before the memory opens: a message that woke the page must find the listener.
-chrome.runtime.onMessage.addListener((message: unknown, _sender, sendResponse: (reply: Reply<unknown>) => void) => {
-  if (!isFor('background', message)) return false;
+chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse: (reply: Reply<unknown>) => void) => {
+  if (!isFor('background', message, sender)) return false;
   void reply(message.request).then(sendResponse);
   return true;
 });

@@ -63,6 +63,12 @@ export interface Envelope {
   request: Request;
 }
 
-export function isFor(target: Target, message: unknown): message is Envelope {
-  return typeof message === 'object' && message !== null && (message as Partial<Envelope>).target === target;
+/**
+ * A message for `target`, sent by one of this extension's own pages (popup, service worker, offscreen document).
+ * Nothing else can reach onMessage today (no content script, no `externally_connectable`); the check keeps it so if
+ * a content script is added, since content scripts run inside web pages and a page can drive them.
+ */
+export function isFor(target: Target, message: unknown, sender: chrome.runtime.MessageSender): message is Envelope {
+  const ownPage = sender.id === chrome.runtime.id && typeof sender.url === 'string' && sender.url.startsWith(chrome.runtime.getURL(''));
+  return ownPage && typeof message === 'object' && message !== null && (message as Partial<Envelope>).target === target;
 }

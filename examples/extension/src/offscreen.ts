@@ -6,8 +6,8 @@ import { memory, reply } from './host.js';
 import { isFor, type Reply } from './messages.js';
 
 // Added before the memory opens, so requests relayed right after the document loads are not lost.
-chrome.runtime.onMessage.addListener((message: unknown, _sender, sendResponse: (reply: Reply<unknown>) => void) => {
-  if (!isFor('offscreen', message)) return false;
+chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse: (reply: Reply<unknown>) => void) => {
+  if (!isFor('offscreen', message, sender)) return false;
   void reply(message.request).then(sendResponse);
   return true;
 });
