@@ -17,6 +17,8 @@ export const ErrorCode = {
   TIMEOUT: 'TIMEOUT',
   /** The passphrase or key does not unlock this encrypted database (nothing was changed). */
   WRONG_KEY: 'WRONG_KEY',
+  /** A new passphrase (creating an encrypted database, or `changePassphrase`'s `next`) shorter than 8 characters. */
+  WEAK_PASSPHRASE: 'WEAK_PASSPHRASE',
   /** The database is encrypted and was opened without `encryption`. */
   KEY_REQUIRED: 'KEY_REQUIRED',
   /** `encryption` was given for a database that exists unencrypted (or `changePassphrase` on one): see docs/worker.md. */

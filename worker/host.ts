@@ -1,5 +1,5 @@
 import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
-import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
+import { ErrorCode, isEngramError, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
 import { deviceStatus, type EncryptionOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
 import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName } from '../src/client/methods.js';
@@ -129,11 +129,24 @@ export async function openHost(options: HostOptions): Promise<Host> {
 
   async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean): Promise<unknown> {
     if (method === 'status') return status();
-    if (method === 'add' && retry && (await alreadyAdded(engine, args[0]))) return idsOf(args[0]);
+    if (method === 'add' && retry) return retriedAdd(args, onProgress);
     const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
     if (!MEMORY_METHODS[method].progress) return run.apply(engine, args);
     // `{ onProgress }` goes after every declared argument, those left out included.
     return run.apply(engine, [...Array.from({ length: arityOf(method).max }, (_, i) => args[i]), { onProgress }]);
+  }
+
+  /**
+   * An add re-sent after a handover runs as any add: the engine's duplicate check, inside its write queue, sees
+   * whether the first try was committed. A DUPLICATE_ID refusal with every id stored is that first try.
+   */
+  async function retriedAdd(args: unknown[], onProgress: ((p: Progress) => void) | undefined): Promise<unknown> {
+    try {
+      return await engine.add(args[0] as MemoryInput | MemoryInput[], { onProgress });
+    } catch (error) {
+      if (isEngramError(error, ErrorCode.DUPLICATE_ID) && (await alreadyAdded(engine, args[0]))) return idsOf(args[0]);
+      throw error;
+    }
   }
 }
 

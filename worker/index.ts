@@ -24,7 +24,7 @@ import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageComp
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
-import { changePassphrase, deriveEarly, unlock } from './keyring.js';
+import { changePassphrase, deriveEarly, tabProofKey, unlock } from './keyring.js';
 import { resolveStorage } from './open-store.js';
 import { checkDatabaseName } from './sqlite-store.js';
 
@@ -99,29 +99,26 @@ const api: WorkerApi = {
       // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
-      let openedHere = false;
-      const start = () => {
-        openedHere = true;
-        return openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, onModelProgress, loadEmbedder, llm, reranker, encryption });
-      };
+      const start = () =>
+        openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, onModelProgress, loadEmbedder, llm, reranker, encryption });
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
       if (storage === 'memory') {
         host = await start();
         return;
       }
-      const joined = await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true });
-      storedDatabase = { id: `${storage}:${options.name}`, name: options.name };
-      // A tab joining the one that holds the database proves its key too (or its lack of one): the leader's engine
-      // would otherwise answer any tab of the origin, whatever it was opened with.
-      if (!openedHere) {
+      const database = { id: `${storage}:${options.name}`, name: options.name };
+      // Leader and followers of an encrypted database prove to each other that they hold its data key; a tab
+      // without the right key (or with one for a plain database) cannot join: KEY_REQUIRED, WRONG_KEY, NOT_ENCRYPTED.
+      const auth = async () => {
+        const dataKey = await unlock(database.id, database.name, encryption);
         try {
-          (await unlock(storedDatabase.id, options.name, encryption))?.fill(0);
-        } catch (error) {
-          await joined.close().catch(() => undefined);
-          throw error;
+          return dataKey && (await tabProofKey(dataKey));
+        } finally {
+          dataKey?.fill(0);
         }
-      }
-      host = joined;
+      };
+      host = await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true, auth });
+      storedDatabase = database;
     })();
     try {
       await opening;

@@ -22,6 +22,10 @@ const KEYS_STORE = 'databases';
 const ENVELOPE_FORMAT = 1;
 /** OWASP's floor for PBKDF2-HMAC-SHA-256 (2023); stored per envelope, so it can rise without breaking old ones. */
 export const PBKDF2_ITERATIONS = 600_000;
+/** More than this in a key record is damage or an attack: each unlock would hold the worker for minutes. */
+const MAX_PBKDF2_ITERATIONS = 10_000_000;
+/** Shortest passphrase a new key record takes, in code points after NFC (unlocking an existing one takes any). */
+export const MIN_PASSPHRASE_LENGTH = 8;
 const DATA_KEY_BYTES = 32;
 
 interface KeyEnvelope {
@@ -45,7 +49,7 @@ function isEnvelope(value: unknown): value is KeyEnvelope {
   const wrap = envelope.wrap as { kind?: unknown; kdf?: unknown; iterations?: unknown; salt?: unknown } | undefined;
   const wrapOk =
     wrap?.kind === 'app-key' ||
-    (wrap?.kind === 'passphrase' && wrap.kdf === 'PBKDF2-SHA-256' && Number.isSafeInteger(wrap.iterations) && wrap.salt instanceof Uint8Array);
+    (wrap?.kind === 'passphrase' && wrap.kdf === 'PBKDF2-SHA-256' && Number.isSafeInteger(wrap.iterations) && (wrap.iterations as number) >= 1 && (wrap.iterations as number) <= MAX_PBKDF2_ITERATIONS && wrap.salt instanceof Uint8Array);
   return envelope.cipher === PAGE_CIPHER && wrapOk && envelope.iv instanceof Uint8Array && envelope.wrapped instanceof Uint8Array;
 }
 
@@ -148,6 +152,9 @@ async function open(kek: CryptoKey, iv: Bytes, aad: Bytes, wrapped: Bytes): Prom
 
 /** A new envelope for `dataKey`, wrapped for `source`. */
 export async function wrapDataKey(id: string, dataKey: Bytes, source: EncryptionOptions): Promise<KeyEnvelope> {
+  if (source.passphrase !== undefined && [...source.passphrase.normalize('NFC')].length < MIN_PASSPHRASE_LENGTH) {
+    throw new EngramError(ErrorCode.WEAK_PASSPHRASE, `a new passphrase needs at least ${MIN_PASSPHRASE_LENGTH} characters: it is all that protects the key`);
+  }
   const wrap: KeyEnvelope['wrap'] =
     source.key
       ? { kind: 'app-key' }
@@ -170,6 +177,21 @@ export async function unwrapDataKey(id: string, envelope: KeyEnvelope, source: E
   } catch {
     throw new EngramError(ErrorCode.WRONG_KEY, `the ${source.key ? 'key' : 'passphrase'} does not unlock this database`);
   }
+}
+
+/**
+ * The key a tab proves it holds the data key with when it leads or joins other tabs (worker/leader.ts): an HMAC
+ * key, HKDF-SHA-256 of the data key. One-way, so a proof reveals nothing of the data key.
+ */
+export async function tabProofKey(dataKey: Bytes): Promise<CryptoKey> {
+  const material = await crypto.subtle.importKey('raw', dataKey, 'HKDF', false, ['deriveKey']);
+  return crypto.subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(32), info: new TextEncoder().encode('engram tab proof 1') },
+    material,
+    { name: 'HMAC', hash: 'SHA-256', length: 256 },
+    false,
+    ['sign', 'verify'],
+  );
 }
 
 function newDataKey(): Bytes {

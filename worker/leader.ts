@@ -14,16 +14,20 @@
  * answers (an `export`, say). A per-call MessageChannel would be simpler, but a BroadcastChannel cannot transfer a
  * port, and a reply channel named by a random id would have to travel on the group channel, where anyone can read
  * it. A follower switches to a new leader only when that leader welcomes it on their pair channel, which needs the
- * leader's private key: a forged announcement (an id and a key nobody answers for) changes nothing. Limit: a script
- * that runs this protocol in full (its own keys, answering joins) can still pose as a leader to tabs that have none;
- * calls then end in TIMEOUT, never hang.
+ * leader's private key, and only when its current leader left (said `leaving`) or failed a liveness check on their
+ * pair channel: a script running the whole protocol is not followed while the real leader lives. For an encrypted
+ * database the join and the welcome each carry an HMAC under a key derived from the data key (`GroupOptions.auth`),
+ * so only a tab that holds the data key is served or followed. A plain database has no such secret: any script
+ * of the origin can join and call the Memory API, as it could by opening the database itself, and a tab that has
+ * no leader yet (opening, or its leader left) follows whichever welcomes it first; answers are shape-checked
+ * against the method table, not trusted further.
  *
  * Why not a SharedWorker: it cannot use OPFS synchronous access handles, and Chrome on Android has none.
  */
 import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
 import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
-import { timeoutFor } from '../src/client/methods.js';
+import { isAnswerOf, timeoutFor, WRITE_METHODS } from '../src/client/methods.js';
 import type { Progress } from '../src/types.js';
 import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';
@@ -33,18 +37,24 @@ type GroupMessage =
   /** A worker looking for the leader: the leader announces itself again. */
   | { t: 'who' }
   | { t: 'leader'; id: string; key: Uint8Array }
-  /** A follower's public key: the leader opens their pair channel and welcomes it there. */
-  | { t: 'join'; key: Uint8Array };
+  /**
+   * A follower's public key, for the leader of id `to`: it opens their pair channel and welcomes it there. `proof`:
+   * for an encrypted database, the follower's HMAC over both keys (see `proofInput`).
+   */
+  | { t: 'join'; to: string; key: Uint8Array; proof?: Uint8Array };
 
 /** From the leader to one follower, on their pair channel. */
 type FromLeader =
-  | { t: 'welcome'; id: string }
+  | { t: 'welcome'; id: string; proof?: Uint8Array }
   | { t: 'leaving' }
+  | { t: 'pong'; n: number }
   | { t: 'progress'; seq: number; progress: Progress }
   | { t: 'done'; seq: number; value?: unknown; error?: WireError };
 
 /** From one follower to the leader, on their pair channel. `stack`: the caller opted in to error stacks. */
-type ToLeader = { t: 'call'; seq: number; method: string; args: unknown[]; retry: boolean; stack: boolean };
+type ToLeader = { t: 'call'; seq: number; method: string; args: unknown[]; retry: boolean; stack: boolean } | { t: 'ping'; n: number };
+type Call = Extract<ToLeader, { t: 'call' }>;
+type Done = Extract<FromLeader, { t: 'done' }>;
 
 interface Pending {
   method: string;
@@ -61,18 +71,47 @@ interface Pending {
 interface Peer {
   channel: BroadcastChannel;
   lastUsed: number;
+  /** Its calls this leader is running: a peer with any is never evicted. */
+  busy: number;
 }
 
 export interface GroupOptions {
   timeouts: CallTimeouts;
   /** Ask the leader for error stacks (`MemoryOptions.debug`). */
   debug: boolean;
+  /**
+   * The HMAC key of an encrypted database's tab proofs (worker/keyring.ts `tabProofKey`), or null for a plain one.
+   * Asked by a leader once its database is open, by a follower before it joins; what it throws (WRONG_KEY,
+   * KEY_REQUIRED, NOT_ENCRYPTED) ends the join. Default: a plain database.
+   */
+  auth?: () => Promise<CryptoKey | null>;
 }
 
-/** Followers the leader keeps a pair channel open for; past this, the least recently active is asked to re-join. */
+/**
+ * Followers the leader keeps a pair channel open for; past this, the least recently active one with no call running
+ * is asked to re-join, and a join finding every one busy is refused.
+ */
 const MAX_PEERS = 64;
 /** Leaders a follower is waiting to be welcomed by at once (more means someone is posting forged announcements). */
 const MAX_CANDIDATES = 4;
+/** Joins a leader takes per second, and at once: a flood of joins is dropped and counted, not served. */
+const JOINS_PER_SECOND = 16;
+/** A follower not yet welcomed repeats its join this often (a join may have been dropped), this many times. */
+const JOIN_RETRY_MS = 1000;
+const JOIN_RETRIES = 10;
+/** How long a follower's leader has to answer a ping before another leader's welcome is believed. */
+const LIVENESS_MS = 3000;
+/**
+ * Answers a leader keeps per follower, and followers it keeps answers for, so a retried call gets the original's:
+ * a write's for good (they are small: ids, counts, records), a read's only while it runs (running one twice is harmless).
+ */
+const ANSWERS_PER_PEER = 64;
+const ANSWER_PEERS = 2 * MAX_PEERS;
+/** A takeover that failed for a reason that may pass (STORE_FAILED, QUOTA_EXCEEDED) is tried again this often. */
+const TAKEOVER_RETRIES = 3;
+const TAKEOVER_RETRY_MS = 1000;
+/** Takeover failures no retry can mend: the tab's worker gives up its place and fails its calls with the error. */
+const FINAL_FAILURES: ReadonlySet<string> = new Set([ErrorCode.WRONG_KEY, ErrorCode.KEY_REQUIRED, ErrorCode.NOT_ENCRYPTED, ErrorCode.SCHEMA_TOO_NEW]);
 
 /** Joins the group of workers sharing `lockName`; resolves once there is a leader (possibly this worker). */
 export async function joinGroup(lockName: string, startHost: () => Promise<Host>, options: GroupOptions): Promise<Host> {
@@ -88,6 +127,17 @@ class Member implements Host {
   private host: Host | null = null;
   /** The leader this follower was welcomed by, and their pair channel. */
   private leader: { id: string; channel: BroadcastChannel } | null = null;
+  /** The liveness check of the current leader under way, and the pong it waits for. */
+  private liveness: { n: number; answered: () => void; result: Promise<boolean> } | null = null;
+  private pings = 0;
+  /** The tab proof key (GroupOptions.auth), asked once. */
+  private authKey: Promise<CryptoKey | null> | null = null;
+  /** Joins this leader may still take now (refilled at JOINS_PER_SECOND). */
+  private joinTokens = JOINS_PER_SECOND;
+  private joinRefill = 0;
+  /** As leader: answers given or being given, by follower key then sequence number (most recent last). */
+  private readonly answers = new Map<string, Map<number, Promise<Done>>>();
+  private takeoverFailures = 0;
   /**
    * Announced leaders this follower asked to join, by id and key (a forged announcement may reuse a real leader's
    * id), until one welcomes it.
@@ -137,12 +187,7 @@ class Member implements Host {
     }
     // Follower: find the leader, and queue for the lock so this worker takes over if the leader's tab closes.
     const found = new Promise<void>((resolve) => (this.onLeader = resolve));
-    navigator.locks
-      .request(this.lockName, { signal: this.abort.signal }, async () => {
-        await this.lead().catch((error: unknown) => this.fail(error));
-        await held;
-      })
-      .catch(() => undefined); // aborted by close()
+    this.queueForLock(held);
     this.post(this.group, { t: 'who' });
     // The leader may be rebuilding a large index before it announces itself: opening has its own, longer timeout.
     const waitMs = this.options.timeouts.openMs;
@@ -154,12 +199,49 @@ class Member implements Host {
       await this.close().catch(() => undefined);
       throw timeoutError('open', waitMs, 'the tab holding the database');
     }
-    if (this.failure) throw this.failure;
+    if (this.failure) {
+      await this.close().catch(() => undefined);
+      throw this.failure;
+    }
+  }
+
+  /**
+   * Waits for the lock; once granted, leads until closed. A takeover that fails gives the lock back at once (else the
+   * other tabs would wait on a holder that serves nobody): the worker queues again, or gives up when retrying cannot
+   * help (a passphrase changed in another tab: WRONG_KEY) or failed too often.
+   */
+  private queueForLock(held: Promise<void>): void {
+    navigator.locks
+      .request(this.lockName, { signal: this.abort.signal }, async () => {
+        if (this.closed) return;
+        try {
+          await this.lead();
+        } catch (error) {
+          this.takeoverFailed(error, held);
+          return;
+        }
+        await held;
+      })
+      .catch(() => undefined); // aborted by close()
+  }
+
+  private takeoverFailed(error: unknown, held: Promise<void>): void {
+    const code = (error as { code?: unknown } | null)?.code;
+    if ((typeof code === 'string' && FINAL_FAILURES.has(code)) || ++this.takeoverFailures > TAKEOVER_RETRIES) {
+      this.fail(error);
+      void this.close().catch(() => undefined);
+      return;
+    }
+    setTimeout(() => {
+      if (this.closed) return;
+      this.queueForLock(held);
+      this.post(this.group, { t: 'who' }); // another tab may have taken over meanwhile
+    }, TAKEOVER_RETRY_MS);
   }
 
   call(method: string, args: unknown[], onProgress?: (progress: Progress) => void): Promise<unknown> {
-    if (this.closed) return Promise.reject(closedError());
     if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(closedError());
     if (this.host) return this.host.call(method, args, onProgress).then((value) => this.withCount(method, value));
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
@@ -187,6 +269,7 @@ class Member implements Host {
       this.releaseLock();
       for (const peer of this.peers.values()) peer.channel.close();
       this.peers.clear();
+      this.answers.clear();
       this.dropLeader();
       this.group.close();
     }
@@ -195,7 +278,15 @@ class Member implements Host {
   /** Opens the database here and serves every follower, including the calls this worker had pending. */
   private async lead(): Promise<void> {
     if (this.closed) return;
-    this.host = await this.startHost();
+    const host = await this.startHost();
+    try {
+      await this.auth();
+    } catch (error) {
+      await host.close().catch(() => undefined);
+      throw error;
+    }
+    this.host = host;
+    this.takeoverFailures = 0;
     this.dropLeader();
     for (const [seq, call] of this.pending) {
       this.pending.delete(seq);
@@ -207,9 +298,20 @@ class Member implements Host {
   }
 
   private fail(error: unknown): void {
-    this.failure = error instanceof EngramError ? error : new EngramError(ErrorCode.WORKER_FAILED, `could not take over the database: ${String(error)}`);
+    this.failure ??= error instanceof EngramError ? error : new EngramError(ErrorCode.WORKER_FAILED, `could not take over the database: ${String(error)}`);
     this.rejectPending(this.failure);
     this.onLeader();
+  }
+
+  /** The tab proof key, asked once; a failure is not kept, so a later takeover asks again. */
+  private auth(): Promise<CryptoKey | null> {
+    if (this.authKey) return this.authKey;
+    const key = this.options.auth?.() ?? Promise.resolve(null);
+    this.authKey = key;
+    key.catch(() => {
+      if (this.authKey === key) this.authKey = null;
+    });
+    return key;
   }
 
   /** Ends every call still waiting for an answer with `error`. */
@@ -269,6 +371,7 @@ class Member implements Host {
   private dropLeader(): void {
     this.leader?.channel.close();
     this.leader = null;
+    this.liveness?.answered();
     for (const channel of this.candidates.values()) channel.close();
     this.candidates.clear();
   }
@@ -287,7 +390,8 @@ class Member implements Host {
         if (!this.host && data.id !== this.leader?.id && !this.candidates.has(candidateKey(data.id, data.key))) void this.askToJoin(data.id, data.key);
         return;
       case 'join':
-        if (this.host) void this.welcome(data.key);
+        // A join for another leader (an impostor's, or one that left) is not this one's to count.
+        if (this.host && data.to === this.id) void this.welcome(data.key, data.proof);
     }
   }
 
@@ -298,10 +402,20 @@ class Member implements Host {
       this.rejected++; // not a key on the curve
       return;
     }
+    let proofKey: CryptoKey | null;
+    try {
+      proofKey = await this.auth();
+    } catch (error) {
+      this.fail(error); // this tab cannot join: no key, or not the database's
+      return;
+    }
     const candidate = candidateKey(leaderId, leaderKey);
     if (this.closed || this.host || this.candidates.has(candidate) || this.leader?.id === leaderId) return;
+    const proof = proofKey && (await sign(proofKey, proofInput('join', this.lockName, leaderId, this.keys.publicRaw, leaderKey)));
+    if (this.closed || this.host || this.candidates.has(candidate)) return;
     const channel = new BroadcastChannel(name);
-    channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromLeader(leaderId, candidate, channel, event.data));
+    const from = { id: leaderId, key: leaderKey, candidate, channel };
+    channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromLeader(from, event.data));
     channel.onmessageerror = () => this.rejected++;
     this.candidates.set(candidate, channel);
     for (const [id, old] of this.candidates) {
@@ -309,13 +423,30 @@ class Member implements Host {
       old.close();
       this.candidates.delete(id);
     }
-    this.post(this.group, { t: 'join', key: this.keys.publicRaw } satisfies GroupMessage);
+    const join = { t: 'join', to: leaderId, key: this.keys.publicRaw, ...(proof ? { proof } : {}) } satisfies GroupMessage;
+    this.post(this.group, join);
+    // A leader drops joins past its rate: ask again until welcomed (or this candidate is dropped).
+    let retries = 0;
+    const timer = setInterval(() => {
+      if (this.closed || this.candidates.get(candidate) !== channel || ++retries > JOIN_RETRIES) clearInterval(timer);
+      else this.post(this.group, join);
+    }, JOIN_RETRY_MS);
   }
 
   /** Leader: opens (or reuses) the pair channel with a follower and welcomes it there. */
-  private async welcome(followerKey: Uint8Array): Promise<void> {
+  private async welcome(followerKey: Uint8Array, proof: Uint8Array | undefined): Promise<void> {
+    // Refused joins are counted: past the rate, without a valid proof (encrypted database), or with no room.
+    if (!this.takeJoin()) {
+      this.rejected++;
+      return;
+    }
     const name = await pairName(this.lockName, this.keys, followerKey).catch(() => null);
     if (name === null) {
+      this.rejected++;
+      return;
+    }
+    const proofKey = await this.auth();
+    if (proofKey && !(proof && (await verify(proofKey, proofInput('join', this.lockName, this.id, followerKey, this.keys.publicRaw), proof)))) {
       this.rejected++;
       return;
     }
@@ -323,73 +454,140 @@ class Member implements Host {
     const peerId = bytesToBase64Url(followerKey);
     let peer = this.peers.get(peerId);
     if (!peer) {
+      if (this.peers.size >= MAX_PEERS && !this.evictIdlestPeer()) {
+        this.rejected++;
+        return;
+      }
       const channel = new BroadcastChannel(name);
-      const opened: Peer = { channel, lastUsed: performance.now() };
-      channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromFollower(opened, event.data));
+      const opened: Peer = { channel, lastUsed: performance.now(), busy: 0 };
+      channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromFollower(peerId, opened, event.data));
       channel.onmessageerror = () => this.rejected++;
       this.peers.set(peerId, opened);
       peer = opened;
-      if (this.peers.size > MAX_PEERS) this.evictIdlestPeer();
     }
     peer.lastUsed = performance.now();
-    this.post(peer.channel, { t: 'welcome', id: this.id } satisfies FromLeader);
+    const welcomeProof = proofKey && (await sign(proofKey, proofInput('welcome', this.lockName, this.id, followerKey, this.keys.publicRaw)));
+    this.post(peer.channel, { t: 'welcome', id: this.id, ...(welcomeProof ? { proof: welcomeProof } : {}) } satisfies FromLeader);
   }
 
-  /** Too many followers (or a script posting joins): the least recently active is told to re-join, as after a handover. */
-  private evictIdlestPeer(): void {
+  /** A token bucket: JOINS_PER_SECOND joins a second, as many at once. */
+  private takeJoin(): boolean {
+    const now = performance.now();
+    this.joinTokens = Math.min(JOINS_PER_SECOND, this.joinTokens + ((now - this.joinRefill) / 1000) * JOINS_PER_SECOND);
+    this.joinRefill = now;
+    if (this.joinTokens < 1) return false;
+    this.joinTokens--;
+    return true;
+  }
+
+  /**
+   * Too many followers (or a script posting joins): the least recently active one with no call running is told to
+   * re-join, as after a handover. False when every one has calls running.
+   */
+  private evictIdlestPeer(): boolean {
     let idlest: [string, Peer] | null = null;
-    for (const entry of this.peers) if (!idlest || entry[1].lastUsed < idlest[1].lastUsed) idlest = entry;
-    if (!idlest) return;
+    for (const entry of this.peers) if (entry[1].busy === 0 && (!idlest || entry[1].lastUsed < idlest[1].lastUsed)) idlest = entry;
+    if (!idlest) return false;
     this.post(idlest[1].channel, { t: 'leaving' } satisfies FromLeader);
     idlest[1].channel.close();
     this.peers.delete(idlest[0]);
+    return true;
   }
 
-  private receiveFromLeader(leaderId: string, candidate: string, channel: BroadcastChannel, data: unknown): void {
+  private receiveFromLeader(from: { id: string; key: Uint8Array; candidate: string; channel: BroadcastChannel }, data: unknown): void {
     if (this.closed) return;
-    if (!isFromLeader(data) || (data.t === 'welcome' && data.id !== leaderId)) {
+    if (!isFromLeader(data) || (data.t === 'welcome' && data.id !== from.id)) {
       this.rejected++;
       return;
     }
-    const current = this.leader?.id === leaderId;
+    const current = this.leader?.channel === from.channel;
     switch (data.t) {
       case 'welcome':
         if (this.host) return;
         if (!current) {
-          // A leader that holds its private key: the one to follow (the previous one, if any, is gone).
-          this.leader?.channel.close();
-          this.candidates.delete(candidate);
-          this.leader = { id: leaderId, channel };
+          void this.switchTo(from, data.proof);
+          return;
         }
-        for (const seq of this.pending.keys()) if (!current || this.pending.get(seq)?.sentTo === null) this.send(seq);
+        for (const [seq, call] of this.pending) if (call.sentTo === null) this.send(seq);
         this.onLeader();
         return;
+      case 'pong':
+        if (current && this.liveness?.n === data.n) this.liveness.answered();
+        return;
       case 'leaving':
-        channel.close();
+        from.channel.close();
         if (current) {
           this.leader = null;
+          this.liveness?.answered();
           this.post(this.group, { t: 'who' }); // the next leader may already be announced
-        } else this.candidates.delete(candidate);
+        } else this.candidates.delete(from.candidate);
         return;
       case 'progress': {
         const call = this.pending.get(data.seq);
-        if (!current || call?.sentTo !== leaderId) return;
+        if (!current || call?.sentTo !== from.id) return;
         this.arm(data.seq);
         call.onProgress?.(data.progress);
         return;
       }
       case 'done': {
         const call = this.pending.get(data.seq);
-        if (!current || call?.sentTo !== leaderId) return; // late: timed out, or re-sent elsewhere
+        if (!current || call?.sentTo !== from.id) return; // late: timed out, or re-sent elsewhere
         this.pending.delete(data.seq);
         clearTimeout(call.timer);
         if (data.error) call.reject(fromWireError(data.error));
-        else call.resolve(this.withCount(call.method, data.value));
+        else if (isAnswerOf(call.method, data.value)) call.resolve(this.withCount(call.method, data.value));
+        else {
+          this.rejected++;
+          call.reject(new EngramError(ErrorCode.WORKER_FAILED, `the tab holding the database answered ${call.method}() with a value of the wrong shape`));
+        }
       }
     }
   }
 
-  private receiveFromFollower(peer: Peer, data: unknown): void {
+  /**
+   * A leader other than the current one welcomed this follower. Followed only if it proves the data key (encrypted
+   * database) and the current leader is gone: it said `leaving`, or does not answer a ping. Otherwise it is an
+   * impostor (or a stale leader), refused and counted.
+   */
+  private async switchTo(from: { id: string; key: Uint8Array; candidate: string; channel: BroadcastChannel }, proof: Uint8Array | undefined): Promise<void> {
+    const proofKey = await this.auth().catch(() => undefined);
+    const proven = proofKey === null || (proofKey !== undefined && proof !== undefined && (await verify(proofKey, proofInput('welcome', this.lockName, from.id, this.keys.publicRaw, from.key), proof)));
+    const refused = !proven || (this.leader !== null && (await this.alive()));
+    if (this.closed || this.host || this.candidates.get(from.candidate) !== from.channel) return;
+    if (refused) {
+      this.rejected++;
+      from.channel.close();
+      this.candidates.delete(from.candidate);
+      return;
+    }
+    this.leader?.channel.close();
+    this.candidates.delete(from.candidate);
+    this.leader = { id: from.id, channel: from.channel };
+    for (const seq of this.pending.keys()) this.send(seq);
+    this.onLeader();
+  }
+
+  /** Pings the current leader on their pair channel: true when it answers within LIVENESS_MS. */
+  private alive(): Promise<boolean> {
+    const leader = this.leader;
+    if (!leader) return Promise.resolve(false);
+    if (this.liveness) return this.liveness.result;
+    const n = ++this.pings;
+    let answered = () => {};
+    const result = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), Math.min(LIVENESS_MS, this.options.timeouts.callMs));
+      // Resolves true only if this leader is still the one followed (dropLeader and `leaving` also call it).
+      answered = () => {
+        clearTimeout(timer);
+        resolve(this.leader === leader);
+      };
+    }).finally(() => (this.liveness = null));
+    this.liveness = { n, answered, result };
+    this.post(leader.channel, { t: 'ping', n } satisfies ToLeader);
+    return result;
+  }
+
+  private receiveFromFollower(peerId: string, peer: Peer, data: unknown): void {
     if (this.closed) return;
     if (!isToLeader(data)) {
       this.rejected++;
@@ -397,24 +595,52 @@ class Member implements Host {
     }
     if (!this.host) return;
     peer.lastUsed = performance.now();
-    this.serve(this.host, peer.channel, data);
+    if (data.t === 'ping') this.post(peer.channel, { t: 'pong', n: data.n } satisfies FromLeader);
+    else this.serve(this.host, peerId, peer, data);
   }
 
-  private serve(host: Host, channel: BroadcastChannel, { seq, method, args, retry, stack }: ToLeader): void {
-    const onProgress = (progress: Progress) => this.post(channel, { t: 'progress', seq, progress } satisfies FromLeader);
-    // host.call refuses any method outside the Memory API with INVALID_INPUT.
-    const answer = (error: unknown) => this.post(channel, { t: 'done', seq, error: toWireError(error, stack) } satisfies FromLeader);
-    const run = host.call(method, args, onProgress, retry).then(
-      (value) => {
+  /**
+   * Runs a follower's call, once per (follower, sequence number): a retry (the follower re-joined, or re-sent after
+   * a handover) gets the original's answer, so a write never runs twice here.
+   */
+  private serve(host: Host, peerId: string, peer: Peer, { seq, method, args, retry, stack }: Call): void {
+    let answers = this.answers.get(peerId);
+    if (answers) this.answers.delete(peerId); // re-inserted last: the most recently active
+    else answers = new Map();
+    this.answers.set(peerId, answers);
+    for (const old of this.answers.keys()) {
+      if (this.answers.size <= ANSWER_PEERS) break;
+      this.answers.delete(old);
+    }
+    // Progress and answers go to the peer's channel of the moment (it may have re-joined meanwhile).
+    const channel = () => this.peers.get(peerId)?.channel ?? peer.channel;
+    let answer = answers.get(seq);
+    if (!answer) {
+      const onProgress = (progress: Progress) => this.post(channel(), { t: 'progress', seq, progress } satisfies FromLeader);
+      // host.call refuses any method outside the Memory API with INVALID_INPUT.
+      answer = host.call(method, args, onProgress, retry).then(
+        (value): Done => ({ t: 'done', seq, value }),
+        (error: unknown): Done => ({ t: 'done', seq, error: toWireError(error, stack) }),
+      );
+      answers.set(seq, answer);
+      if (!WRITE_METHODS.has(method)) void answer.then(() => answers.delete(seq));
+      for (const old of answers.keys()) {
+        if (answers.size <= ANSWERS_PER_PEER) break;
+        answers.delete(old);
+      }
+    }
+    peer.busy++;
+    const sent = answer
+      .then((done) => {
         try {
-          this.post(channel, { t: 'done', seq, value } satisfies FromLeader);
+          this.post(channel(), done);
         } catch (error) {
-          answer(toEngramError(error, ErrorCode.WORKER_FAILED, `the answer of ${method}() could not be sent to the calling tab`));
+          const wire = toWireError(toEngramError(error, ErrorCode.WORKER_FAILED, `the answer of ${method}() could not be sent to the calling tab`), stack);
+          this.post(channel(), { t: 'done', seq, error: wire } satisfies FromLeader);
         }
-      },
-      (error: unknown) => answer(error),
-    );
-    void this.serving.track(run);
+      })
+      .finally(() => peer.busy--);
+    void this.serving.track(sent);
   }
 
   /** Posting on a channel closed meanwhile (an evicted follower, a closing worker) is dropped, not thrown. */
@@ -429,7 +655,7 @@ class Member implements Host {
 
 // ---- keys and shapes --------------------------------------------------------------------------------------------
 
-interface Keys {
+export interface Keys {
   pair: CryptoKeyPair;
   /** The public key, uncompressed P-256 point (65 bytes): what travels on the group channel. */
   publicRaw: Uint8Array;
@@ -437,13 +663,13 @@ interface Keys {
 
 const CURVE = { name: 'ECDH', namedCurve: 'P-256' } as const;
 
-async function makeKeys(): Promise<Keys> {
+export async function makeKeys(): Promise<Keys> {
   const pair = (await crypto.subtle.generateKey(CURVE, false, ['deriveBits'])) as CryptoKeyPair;
   return { pair, publicRaw: new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey)) };
 }
 
 /** The pair channel's name: a hash of the ECDH secret, which only the two key holders can compute. */
-async function pairName(lockName: string, own: Keys, peerRaw: Uint8Array): Promise<string> {
+export async function pairName(lockName: string, own: Keys, peerRaw: Uint8Array): Promise<string> {
   const peer = await crypto.subtle.importKey('raw', peerRaw as Uint8Array<ArrayBuffer>, CURVE, false, []);
   const secret = new Uint8Array(await crypto.subtle.deriveBits({ name: 'ECDH', public: peer }, own.pair.privateKey, 256));
   const label = new TextEncoder().encode(`engram pair channel\0${lockName}\0`);
@@ -451,6 +677,24 @@ async function pairName(lockName: string, own: Keys, peerRaw: Uint8Array): Promi
   input.set(label);
   input.set(secret, label.length);
   return `${lockName}:pair:${bytesToBase64Url(new Uint8Array(await crypto.subtle.digest('SHA-256', input)))}`;
+}
+
+/** What a tab proof signs: its kind, the lock, the leader's id and both public keys. */
+function proofInput(kind: 'join' | 'welcome', lockName: string, leaderId: string, followerKey: Uint8Array, leaderKey: Uint8Array): Uint8Array<ArrayBuffer> {
+  const label = new TextEncoder().encode(`engram tab proof\0${kind}\0${lockName}\0${leaderId}\0`);
+  const input = new Uint8Array(label.length + followerKey.length + leaderKey.length);
+  input.set(label);
+  input.set(followerKey, label.length);
+  input.set(leaderKey, label.length + followerKey.length);
+  return input;
+}
+
+async function sign(key: CryptoKey, input: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign('HMAC', key, input));
+}
+
+function verify(key: CryptoKey, input: Uint8Array<ArrayBuffer>, proof: Uint8Array): Promise<boolean> {
+  return crypto.subtle.verify('HMAC', key, proof as Uint8Array<ArrayBuffer>, input).catch(() => false);
 }
 
 function candidateKey(leaderId: string, leaderKey: Uint8Array): string {
@@ -468,6 +712,8 @@ const isId = (value: unknown): value is string => typeof value === 'string' && v
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
 /** An uncompressed P-256 point; whether it is on the curve is checked when it is imported. */
 const isKey = (value: unknown): value is Uint8Array => value instanceof Uint8Array && value.length === 65 && value[0] === 4;
+/** An HMAC-SHA-256 tag, or none (a plain database). */
+const isProof = (value: unknown): value is Uint8Array | undefined => value === undefined || (value instanceof Uint8Array && value.length === 32);
 
 function isGroupMessage(data: unknown): data is GroupMessage {
   if (!isObject(data)) return false;
@@ -477,7 +723,7 @@ function isGroupMessage(data: unknown): data is GroupMessage {
     case 'leader':
       return isId(data.id) && isKey(data.key);
     case 'join':
-      return isKey(data.key);
+      return isId(data.to) && isKey(data.key) && isProof(data.proof);
     default:
       return false;
   }
@@ -487,9 +733,11 @@ function isFromLeader(data: unknown): data is FromLeader {
   if (!isObject(data)) return false;
   switch (data.t) {
     case 'welcome':
-      return isId(data.id);
+      return isId(data.id) && isProof(data.proof);
     case 'leaving':
       return true;
+    case 'pong':
+      return isSeq(data.n);
     case 'progress':
       return isSeq(data.seq) && isObject(data.progress) && typeof data.progress.done === 'number' && typeof data.progress.total === 'number';
     case 'done':
@@ -500,6 +748,7 @@ function isFromLeader(data: unknown): data is FromLeader {
 }
 
 function isToLeader(data: unknown): data is ToLeader {
+  if (isObject(data) && data.t === 'ping') return isSeq(data.n);
   return (
     isObject(data) &&
     data.t === 'call' &&

@@ -16,6 +16,12 @@ import { describeValue } from '../util/describe.js';
  */
 type Shape = 'string' | 'string?' | 'object' | 'object?' | 'array' | 'object|array' | 'string|array' | 'boolean?';
 
+/**
+ * The shape of a method's answer, checked where an answer from another tab arrives (worker/leader.ts): a script
+ * posing as the leader tab must not hand the caller a value of another type.
+ */
+type AnswerShape = 'ids' | 'number' | 'object' | 'object?' | 'array' | 'search';
+
 export interface MethodSpec {
   /** 'write': changes memories or their links, through the engine's write queue; the host saves a lexical snapshot after. */
   readonly kind: 'read' | 'write';
@@ -28,25 +34,27 @@ export interface MethodSpec {
   readonly progress: boolean;
   /** The arguments that travel, by name, in order; optional ones (`?`) come last. */
   readonly args: Readonly<Record<string, Shape>>;
+  /** What the answer must look like when it comes back from another tab. */
+  readonly answer: AnswerShape;
   /** Runs on the page before a call is posted, for what cannot cross at all (a function in the options). */
   readonly page?: (args: readonly unknown[]) => void;
 }
 
 export const MEMORY_METHODS = {
-  add: { kind: 'write', timeout: 'write', progress: true, args: { input: 'object|array' } },
-  search: { kind: 'read', timeout: 'call', progress: false, args: { query: 'string', options: 'object?' }, page: ([, options]) => checkRemoteSearchOptions(options) },
-  get: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' } },
-  timeline: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' } },
-  update: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', patch: 'object' } },
-  remove: { kind: 'write', timeout: 'write', progress: false, args: { ids: 'string|array' } },
-  pin: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', pinned: 'boolean?' } },
-  count: { kind: 'read', timeout: 'call', progress: false, args: {} },
-  export: { kind: 'read', timeout: 'call', progress: false, args: {} },
-  import: { kind: 'write', timeout: 'write', progress: true, args: { records: 'array' } },
-  related: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' } },
-  link: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string', options: 'object?' } },
-  unlink: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string?' } },
-  why: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' } },
+  add: { kind: 'write', timeout: 'write', progress: true, args: { input: 'object|array' }, answer: 'ids' },
+  search: { kind: 'read', timeout: 'call', progress: false, args: { query: 'string', options: 'object?' }, answer: 'search', page: ([, options]) => checkRemoteSearchOptions(options) },
+  get: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' }, answer: 'object?' },
+  timeline: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' }, answer: 'object' },
+  update: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', patch: 'object' }, answer: 'object' },
+  remove: { kind: 'write', timeout: 'write', progress: false, args: { ids: 'string|array' }, answer: 'number' },
+  pin: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', pinned: 'boolean?' }, answer: 'object' },
+  count: { kind: 'read', timeout: 'call', progress: false, args: {}, answer: 'number' },
+  export: { kind: 'read', timeout: 'call', progress: false, args: {}, answer: 'array' },
+  import: { kind: 'write', timeout: 'write', progress: true, args: { records: 'array' }, answer: 'ids' },
+  related: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' }, answer: 'array' },
+  link: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string', options: 'object?' }, answer: 'object' },
+  unlink: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string?' }, answer: 'number' },
+  why: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' }, answer: 'object' },
 } as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
 
 /** The engine methods a Memory offers. */
@@ -119,6 +127,20 @@ const SHAPES: Record<Shape, { test: (value: unknown) => boolean; says: string }>
   'string|array': { test: (v) => typeof v === 'string' || Array.isArray(v), says: 'a string or an array' },
   'boolean?': { test: (v) => v === undefined || typeof v === 'boolean', says: 'a boolean or undefined' },
 };
+
+const ANSWERS: Record<AnswerShape, (value: unknown) => boolean> = {
+  ids: (v) => Array.isArray(v) && v.every((id) => typeof id === 'string'),
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+  object: (v) => isObject(v),
+  'object?': (v) => v === null || isObject(v),
+  array: (v) => Array.isArray(v) && v.every(isObject),
+  search: (v) => isObject(v) && Array.isArray((v as { hits?: unknown }).hits) && (v as { hits: unknown[] }).hits.every(isObject) && isObject((v as { context?: unknown }).context),
+};
+
+/** True when `value` has the shape of an answer of `method` (`status` answers an object). Not a deep check. */
+export function isAnswerOf(method: string, value: unknown): boolean {
+  return isMethodName(method) ? ANSWERS[MEMORY_METHODS[method].answer](value) : isObject(value);
+}
 
 function isObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

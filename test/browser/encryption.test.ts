@@ -368,6 +368,34 @@ describe('two tabs', () => {
     await third.close();
   });
 
+  test('after a passphrase change, a tab holding the old one fails its takeover with WRONG_KEY and gives the lock back: the next tab leads', async () => {
+    const [first, stale, next] = [await openLab(context), await openLab(context), await openLab(context)];
+    const name = 'changed-then-handed-over';
+    const changed = `${PASSPHRASE} two`;
+    const open = (page: Page, passphrase: string) =>
+      page.evaluate(
+        async ([name, passphrase]) => {
+          window.memories.m = await window.engram.createMemory({ name, embedder: null, encryption: { passphrase }, callTimeoutMs: 8000, writeTimeoutMs: 8000 });
+        },
+        [name, passphrase] as const,
+      );
+    await open(first, PASSPHRASE);
+    await first.evaluate(() => window.memories.m!.add({ text: 'written before the change' }));
+    // Queued for the lock first, with the passphrase about to be replaced.
+    await open(stale, PASSPHRASE);
+    await first.evaluate(([current, next]) => window.memories.m!.changePassphrase(current, next), [PASSPHRASE, changed] as const);
+    await open(next, changed);
+    await first.evaluate(() => window.memories.m!.close());
+    await first.close();
+    // The stale tab gets the lock first, cannot unwrap the key, and lets go at once: the next tab's calls are answered.
+    const afterHandover = await next.evaluate(async () => ({ count: await window.memories.m!.count(), added: (await window.memories.m!.add({ text: 'after the hand-off' })).length }));
+    expect(afterHandover).toEqual({ count: 1, added: 1 });
+    const staleOutcome = await stale.evaluate((codeOfSource) => (new Function(`return ${codeOfSource}`)() as (run: () => Promise<unknown>) => Promise<string>)(() => window.memories.m!.count()), codeOf.toString());
+    expect(staleOutcome).toBe('WRONG_KEY');
+    await next.evaluate(() => window.memories.m!.close());
+    for (const page of [stale, next]) await page.close();
+  });
+
   test('a tab with a passphrase cannot join a tab holding a plain database of that name: NOT_ENCRYPTED', async () => {
     const holder = await openLab(context);
     const joiner = await openLab(context);

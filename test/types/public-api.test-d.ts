@@ -165,6 +165,7 @@ describe('errors', () => {
       | 'CLOSED'
       | 'TIMEOUT'
       | 'WRONG_KEY'
+      | 'WEAK_PASSPHRASE'
       | 'KEY_REQUIRED'
       | 'NOT_ENCRYPTED'
     >();

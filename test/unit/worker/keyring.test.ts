@@ -33,17 +33,17 @@ describe('passphrase envelopes', () => {
   });
 
   test('a wrong passphrase, or the envelope of another database, is WRONG_KEY', async () => {
-    const envelope = await wrapDataKey('opfs:notes', dataKey(), { passphrase: 'right' });
+    const envelope = await wrapDataKey('opfs:notes', dataKey(), { passphrase: 'right passphrase' });
     expect(await codeOf(() => unwrapDataKey('opfs:notes', envelope, { passphrase: 'wrong' }))).toBe('WRONG_KEY');
     // The database's id is the GCM associated data: a key record copied onto another database unlocks nothing.
-    expect(await codeOf(() => unwrapDataKey('opfs:other', envelope, { passphrase: 'right' }))).toBe('WRONG_KEY');
+    expect(await codeOf(() => unwrapDataKey('opfs:other', envelope, { passphrase: 'right passphrase' }))).toBe('WRONG_KEY');
     const tampered = { ...envelope, wrapped: envelope.wrapped.map((byte, i) => (i === 0 ? byte ^ 1 : byte)) };
-    expect(await codeOf(() => unwrapDataKey('opfs:notes', tampered, { passphrase: 'right' }))).toBe('WRONG_KEY');
+    expect(await codeOf(() => unwrapDataKey('opfs:notes', tampered, { passphrase: 'right passphrase' }))).toBe('WRONG_KEY');
   });
 
   test('each wrap draws a fresh salt and nonce', async () => {
     const key = dataKey();
-    const [a, b] = await Promise.all([wrapDataKey('idb:x', key, { passphrase: 'same' }), wrapDataKey('idb:x', key, { passphrase: 'same' })]);
+    const [a, b] = await Promise.all([wrapDataKey('idb:x', key, { passphrase: 'same passphrase' }), wrapDataKey('idb:x', key, { passphrase: 'same passphrase' })]);
     expect(a.iv).not.toEqual(b.iv);
     if (a.wrap.kind !== 'passphrase' || b.wrap.kind !== 'passphrase') throw new Error('expected passphrase envelopes');
     expect(a.wrap.salt).not.toEqual(b.wrap.salt);
@@ -85,5 +85,15 @@ describe('checkEncryption', () => {
     }
     expect(() => checkEncryption({ passphrase: 'p' })).not.toThrow();
     expect(() => checkEncryption({ key: gcm })).not.toThrow();
+  });
+});
+
+describe('weak passphrases and damaged key records', () => {
+  test('a new key record needs a passphrase of 8 characters (after NFC); unlocking takes any; extreme iterations are damage', async () => {
+    expect(await codeOf(() => wrapDataKey('opfs:notes', dataKey(), { passphrase: 'hunter2' }))).toBe('WEAK_PASSPHRASE');
+    // Five characters once "e" and the combining acute are composed: still too short.
+    expect(await codeOf(() => wrapDataKey('opfs:notes', dataKey(), { passphrase: 'cafe\u0301!!' }))).toBe('WEAK_PASSPHRASE');
+    const envelope = await wrapDataKey('opfs:notes', dataKey(), { passphrase: 'eight ch' });
+    expect(await codeOf(() => unwrapDataKey('opfs:notes', envelope, { passphrase: 'short' }))).toBe('WRONG_KEY');
   });
 });
