@@ -65,7 +65,7 @@ export default defineConfig({
   worker: { format: 'es' },
   optimizeDeps: {
     // Pre-bundled up front: discovering them mid-session makes Vite re-optimise and reload open pages.
-    include: ['comlink', 'minisearch'],
+    include: ['comlink', 'minisearch', 'react', 'react-dom/client', '@testing-library/react'],
     // Their WASM must load relative to the module, not from a pre-bundled copy.
     exclude: ['@journeyapps/wa-sqlite', 'onnxruntime-web', '@huggingface/transformers'],
   },

@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { measureSizes, renderSizes, type Sizes } from './sizes.js';
+import { measureAdapters, measureSizes, renderAdapterSizes, renderSizes, type AdapterSize, type Sizes } from './sizes.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -78,13 +78,17 @@ function checkUrlLiterals(): number {
   return count;
 }
 
-/** Replaces the README's sizes block, between its two markers. */
-function writeReadme(sizes: Sizes): void {
+/** Replaces the README's sizes blocks, each between its two markers. */
+function writeReadme(sizes: Sizes, adapters: AdapterSize[]): void {
   const readmePath = join(root, 'README.md');
   const readme = readFileSync(readmePath, 'utf8');
-  const block = /(<!-- sizes:start -->\n)[\s\S]*?(<!-- sizes:end -->)/;
-  if (!block.test(readme)) throw new Error('README.md has no <!-- sizes:start --> … <!-- sizes:end --> block');
-  const next = readme.replace(block, `$1${renderSizes(sizes)}$2`);
+  const { peerDependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { peerDependencies?: Record<string, string> };
+  let next = readme;
+  for (const [name, table] of [['sizes', renderSizes(sizes)], ['adapter-sizes', renderAdapterSizes(adapters, peerDependencies)]] as const) {
+    const block = new RegExp(`(<!-- ${name}:start -->\\n)[\\s\\S]*?(<!-- ${name}:end -->)`);
+    if (!block.test(next)) throw new Error(`README.md has no <!-- ${name}:start --> … <!-- ${name}:end --> block`);
+    next = next.replace(block, `$1${table}$2`);
+  }
   if (next !== readme) writeFileSync(readmePath, next);
 }
 
@@ -94,6 +98,8 @@ const urls = checkUrlLiterals();
 console.log(`dist: ${jsFiles(dist).length} modules, ${modelFiles.length} model files, ${urls} asset URLs checked`);
 if (!process.argv.includes('--no-sizes')) {
   const sizes = await measureSizes(dist);
-  writeReadme(sizes);
+  const adapters = await measureAdapters(dist);
+  writeReadme(sizes, adapters);
   console.log(renderSizes(sizes));
+  console.log(adapters.map((a) => `${a.entry}: ${a.gzip} B gzip`).join('\n'));
 }

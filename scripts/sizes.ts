@@ -4,7 +4,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Rollup } from 'vite';
 
@@ -65,6 +65,54 @@ export async function measureSizes(dist: string): Promise<Sizes> {
   } finally {
     rmSync(app, { recursive: true, force: true });
   }
+}
+
+/** The adapter entries (package.json `exports`), each with the peer dependencies it imports. */
+export const ADAPTERS = { langchain: ['@langchain/core'], 'ai-sdk': ['ai', 'zod'], react: ['react'] } as const;
+
+export interface AdapterSize {
+  entry: string;
+  peers: string[];
+  bytes: number;
+  gzip: number;
+}
+
+/**
+ * What each adapter adds to an app, minified: its own modules only. Its framework is the app's, and the Engram
+ * modules it imports (errors, `createMemory` for the React hooks) are the ones the app loads with Engram anyway.
+ */
+export async function measureAdapters(dist: string): Promise<AdapterSize[]> {
+  const adapters = join(dist, 'src/adapters') + '/';
+  const sizes: AdapterSize[] = [];
+  for (const [name, peers] of Object.entries(ADAPTERS)) {
+    const result = (await build({
+      configFile: false,
+      logLevel: 'warn',
+      build: {
+        write: false,
+        target: 'es2022',
+        lib: { entry: join(adapters, `${name}.js`), formats: ['es'] },
+        rollupOptions: {
+          external: (source, importer) => !source.startsWith('.') ? !source.startsWith(adapters) : !resolve(dirname(importer ?? adapters), source).startsWith(adapters),
+        },
+      },
+    })) as Rollup.RollupOutput[] | Rollup.RollupOutput;
+    const output = (Array.isArray(result) ? result : [result]).flatMap((r) => r.output).filter((o): o is Rollup.OutputChunk => o.type === 'chunk');
+    const code = output.map((chunk) => chunk.code).join('\n');
+    sizes.push({ entry: `engram/${name}`, peers: [...peers], bytes: Buffer.byteLength(code), gzip: gzipSync(code, { level: 9 }).byteLength });
+  }
+  return sizes;
+}
+
+/** The README's adapter table: each entry's own size and its peer dependencies' ranges from package.json. */
+export function renderAdapterSizes(sizes: AdapterSize[], peerRanges: Record<string, string>): string {
+  return [
+    '| Entry | Peer dependencies (optional) | gzip | size |',
+    '|---|---|---:|---:|',
+    // A range's `||` would split the table's cells.
+    ...sizes.map((s) => `| \`${s.entry}\` | ${s.peers.map((peer) => `\`${peer}\` ${(peerRanges[peer] ?? '?').replace(/\s*\|\|\s*/g, ' or ')}`).join(', ')} | ${human(s.gzip)} | ${human(s.bytes)} |`),
+    '',
+  ].join('\n');
 }
 
 function human(bytes: number): string {

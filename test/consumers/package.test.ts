@@ -25,7 +25,7 @@ describe('the packed tarball', () => {
         expect(files.has(path.replace(/^\.\//, '')), `${entry} → ${path}`).toBe(true);
       }
     }
-    expect(Object.keys(manifest.exports)).toEqual(['.', './advanced', './internals', './node', './worker', './package.json']);
+    expect(Object.keys(manifest.exports)).toEqual(['.', './advanced', './internals', './node', './langchain', './ai-sdk', './react', './worker', './package.json']);
   });
 
   test('the main-thread client of an app is at most 10 kB gzipped', async () => {

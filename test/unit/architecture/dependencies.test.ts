@@ -25,6 +25,8 @@ const LAYERS: Record<string, number> = {
   'node.ts': 6,
   'advanced.ts': 6,
   'internals.ts': 6,
+  // Framework adapters (engram/langchain, …): beside the other entries, so nothing below can reach a framework.
+  adapters: 6,
   'index.ts': 7,
 };
 
@@ -101,6 +103,20 @@ function circlesOf(graph: ReadonlyMap<string, string[]>): string[][] {
 
 test('imports run only downward, never into worker/ or out of src/', () => {
   expect(upwardImports(graph)).toEqual([]);
+});
+
+test('only the adapters reach the adapters: an app that imports no adapter bundles no framework', () => {
+  const adapters = join(SRC, 'adapters') + '/';
+  const reaching = [...graph].filter(([file, targets]) => !file.startsWith(adapters) && targets.some((t) => t.startsWith(adapters)));
+  expect(reaching.map(([file]) => relative(SRC, file))).toEqual([]);
+});
+
+test('engram/langchain and engram/ai-sdk reach no client module: they run in Node beside createEngine', () => {
+  for (const entry of ['adapters/langchain.ts', 'adapters/ai-sdk.ts']) {
+    const reached = new Set([join(SRC, entry)]);
+    for (const file of reached) for (const target of graph.get(file) ?? []) reached.add(target);
+    expect([...reached].map((file) => relative(SRC, file)).filter((file) => file.startsWith('client/'))).toEqual([]);
+  }
 });
 
 test('no file of src/ imports itself through a circle', () => {

@@ -17,6 +17,9 @@ const ENTRIES = {
   'engram/node': 'src/node.ts',
   'engram/advanced': 'src/advanced.ts',
   'engram/internals': 'src/internals.ts',
+  'engram/langchain': 'src/adapters/langchain.ts',
+  'engram/ai-sdk': 'src/adapters/ai-sdk.ts',
+  'engram/react': 'src/adapters/react.ts',
   'engram/worker': 'worker/index.ts',
 } as const;
 type Entry = keyof typeof ENTRIES;

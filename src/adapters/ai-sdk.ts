@@ -1,0 +1,109 @@
+/** `engram/ai-sdk`: AI SDK tools that remember, recall and forget. Needs `ai` and `zod` (peers). */
+import { tool, type Tool } from 'ai';
+import { z } from 'zod';
+import { MAX_K } from '../search/options.js';
+import type { MemoryInput } from '../types.js';
+import { checkMemory, type AdapterSearchOptions, type WritableMemory } from './searchable.js';
+
+export type { WritableMemory } from './searchable.js';
+
+export interface EngramToolsOptions {
+  /** A `Memory` (`createMemory`) or an `Engine` (`createEngine`). */
+  memory: WritableMemory;
+  /** Options for every `recall` (`k`, `tokenBudget`, `filter`, …); the model's `k` and `project` (a boost) override them. */
+  searchOptions?: Partial<AdapterSearchOptions>;
+  /** Fields every remembered memory gets (`scope`, `kind`, …); the model's `tags` and `project` override them. */
+  defaults?: Partial<Omit<MemoryInput, 'id' | 'text'>>;
+}
+
+export interface RememberInput {
+  text: string;
+  tags?: string[];
+  project?: string;
+}
+
+export interface RememberOutput {
+  id: string;
+}
+
+export interface RecallInput {
+  query: string;
+  k?: number;
+  project?: string;
+}
+
+export interface RecallOutput {
+  /** The token-budgeted context: one `[YYYY-MM-DD] text` block per memory. */
+  context: string;
+  /** What `context` costs, in tokens. */
+  tokens: number;
+  /** The hits' ids, best first: what `forget` takes. */
+  ids: string[];
+}
+
+export interface ForgetInput {
+  ids: string[];
+}
+
+export interface ForgetOutput {
+  /** How many of the ids named a memory. */
+  removed: number;
+}
+
+/** A type, not an interface: the AI SDK's `ToolSet` is an index signature, which only a type alias satisfies. */
+export type EngramTools = {
+  remember: Tool<RememberInput, RememberOutput>;
+  recall: Tool<RecallInput, RecallOutput>;
+  forget: Tool<ForgetInput, ForgetOutput>;
+};
+
+/**
+ * The three tools, for `generateText({ tools })` or `streamText({ tools })`. Invalid input from the model is
+ * refused by the schemas; an Engram error (say a text over the length limit) reaches the model as a tool error.
+ *
+ * @example
+ * ```ts
+ * const { text } = await generateText({ model, tools: engramTools({ memory }), stopWhen: stepCountIs(4), prompt });
+ * ```
+ */
+export function engramTools(options: EngramToolsOptions): EngramTools {
+  checkMemory(options?.memory, ['search', 'add', 'remove'], 'engramTools');
+  const { memory, searchOptions = {}, defaults = {} } = options;
+  return {
+    remember: tool({
+      description: 'Store a fact, preference or decision in long-term memory so it can be recalled in later conversations.',
+      inputSchema: z.object({
+        text: z.string().min(1).describe('The memory, as one self-contained sentence.'),
+        tags: z.array(z.string().min(1)).optional().describe('Short labels to file it under.'),
+        project: z.string().min(1).optional().describe('The project it belongs to, if any.'),
+      }),
+      execute: async ({ text, tags, project }): Promise<RememberOutput> => {
+        const input: MemoryInput = { ...defaults, text };
+        if (tags !== undefined) input.tags = tags;
+        if (project !== undefined) input.project = project;
+        const [id] = await memory.add(input);
+        return { id: id! };
+      },
+    }),
+    recall: tool({
+      description: 'Search long-term memory. Returns the most relevant memories as a dated context block, and their ids.',
+      inputSchema: z.object({
+        query: z.string().min(1).describe('What to look for, in natural language.'),
+        k: z.number().int().min(1).max(MAX_K).optional().describe('How many memories at most.'),
+        project: z.string().min(1).optional().describe('The current project: its memories rank higher.'),
+      }),
+      execute: async ({ query, k, project }): Promise<RecallOutput> => {
+        const opts: Partial<AdapterSearchOptions> = { ...searchOptions };
+        if (k !== undefined) opts.k = k;
+        if (project !== undefined) opts.project = project;
+        const { hits, context } = await memory.search(query, opts);
+        return { context: context.text, tokens: context.tokens, ids: hits.map((hit) => hit.id) };
+      },
+    }),
+    forget: tool({
+      description: 'Delete memories by id (the ids recall returned), when the user asks to forget them or they are wrong.',
+      inputSchema: z.object({ ids: z.array(z.string().min(1)).min(1).describe('Ids of the memories to delete.') }),
+      execute: async ({ ids }): Promise<ForgetOutput> => ({ removed: await memory.remove(ids) }),
+    }),
+  };
+}
