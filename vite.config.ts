@@ -64,6 +64,9 @@ export default defineConfig({
   preview: { headers: isolationHeaders },
   worker: { format: 'es' },
   optimizeDeps: {
+    // Every page but the examples', which import the packed package by name (engram/react), unresolvable here:
+    // one unresolvable import fails the whole scan and Vite then pre-bundles nothing.
+    entries: ['**/*.html', '!examples/**'],
     // Pre-bundled up front: discovering them mid-session makes Vite re-optimise and reload open pages.
     include: ['comlink', 'minisearch', 'react', 'react-dom/client', '@testing-library/react'],
     // Their WASM must load relative to the module, not from a pre-bundled copy.

@@ -8,6 +8,11 @@ export const ErrorCode = {
   MODEL_NOT_FOUND: 'MODEL_NOT_FOUND',
   MODEL_INVALID: 'MODEL_INVALID',
   STORE_FAILED: 'STORE_FAILED',
+  /**
+   * The database file is damaged (SQLite found a malformed page, or an encrypted page failed its check): `details.quickCheck`
+   * holds what SQLite's quick_check found; `salvageMemory` reads what is left.
+   */
+  STORE_CORRUPT: 'STORE_CORRUPT',
   QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
   SCHEMA_TOO_NEW: 'SCHEMA_TOO_NEW',
   SNAPSHOT_INVALID: 'SNAPSHOT_INVALID',

@@ -4,4 +4,6 @@
  */
 export { createMemory } from './client/create-memory.js';
 export type { EncryptionOptions, Memory, MemoryOptions, MemoryStatus, RemoteSearchOptions, ScriptUrlPolicy, StorageKind } from './client/create-memory.js';
+export { salvageMemory } from './client/salvage.js';
+export type { SalvageOptions, SalvageReport } from './client/salvage.js';
 export * from './node.js';

@@ -27,6 +27,7 @@ import { joinGroup } from './leader.js';
 import { changePassphrase, deriveEarly, tabProofKey, unlock } from './keyring.js';
 import { resolveStorage } from './open-store.js';
 import { checkDatabaseName } from './sqlite-store.js';
+import { salvageDatabase, whileNoTabHolds } from './salvage.js';
 
 installErrorTransfer();
 
@@ -153,6 +154,19 @@ const api: WorkerApi = {
     requireHost();
     if (!storedDatabase) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'an in-memory database is never encrypted');
     await inFlight.track(changePassphrase(storedDatabase.id, storedDatabase.name, current, next));
+  },
+
+  async salvage(options) {
+    // A worker either opens a Memory or salvages: a salvage must not run on a database this worker holds.
+    if (opening || closed) throw new EngramError(ErrorCode.INVALID_INPUT, 'salvage runs in a worker of its own, never one that opened a Memory');
+    closed = true;
+    checkDatabaseName(options.name);
+    const encryption = options.encryption ?? null;
+    if (encryption !== null) checkEncryption(encryption);
+    if (options.storage !== 'auto' && options.storage !== 'opfs' && options.storage !== 'idb') throw new EngramError(ErrorCode.INVALID_INPUT, 'salvage: storage must be auto, opfs or idb');
+    const storage = await resolveStorage(options.storage);
+    if (storage === 'memory') throw new EngramError(ErrorCode.INVALID_INPUT, 'salvage: an in-memory database is never stored');
+    return whileNoTabHolds(`engram:${storage}:${options.name}`, () => salvageDatabase(options.name, storage, encryption));
   },
 
   async close() {

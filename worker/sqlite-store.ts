@@ -5,7 +5,7 @@ import type { AssociationEdge, PackedVectors, RecordSummary, Store, StoreWrite }
 import type { Link, MemoryRecord } from '../src/types.js';
 import type { EncryptionOptions } from '../src/client/protocol.js';
 import { keyRequired, notEncrypted, unlock } from './keyring.js';
-import { Connection, isIoFailure, isQuotaFailure, isSqliteError, preloadSqlite, SQLITE_NOTADB, type SqliteBackend } from './sqlite.js';
+import { Connection, isCorruption, isIoFailure, isQuotaFailure, isSqliteError, preloadSqlite, SQLITE_NOTADB, type SqliteBackend } from './sqlite.js';
 import { readSentinel, writeSentinel } from './sentinel.js';
 import {
   CHANGES_INDEXED, DELETE_ASSOCIATIONS, DELETE_GRAPH_OF, DELETE_LINKS, encodeVectors, LOAD_ASSOCIATIONS, LOAD_CHUNK, LOAD_LINKS,
@@ -66,6 +66,11 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     identity = await identify(db);
   } catch (error) {
     const ioError = db.lastIoError();
+    if (isCorruption(error)) {
+      const corrupt = await corruptionError(db, error, `cannot open database "${options.name}" (${options.backend})`);
+      await db.close().catch(() => undefined);
+      throw corrupt;
+    }
     await db.close().catch(() => undefined);
     // Recording the instance id is worth an open, not a refusal: a full disk must not hide readable data.
     // A fresh connection recovers whatever the failed write left (SQLite rolls it back from the file).
@@ -135,8 +140,9 @@ async function hasMemories(db: Connection, name: string): Promise<boolean> {
   try {
     return await memoriesExist(db);
   } catch (error) {
+    const failure = isCorruption(error) ? await corruptionError(db, error, `cannot open database "${name}"`) : error;
     await db.close().catch(() => undefined);
-    throw toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database "${name}"`);
+    throw toEngramError(failure, ErrorCode.STORE_FAILED, `cannot open database "${name}"`);
   }
 }
 
@@ -144,6 +150,33 @@ async function hasMemories(db: Connection, name: string): Promise<boolean> {
 const PAGE_SIZE = 16384;
 /** Quiet time after a removal before the WAL is checkpointed and truncated. */
 const CHECKPOINT_IDLE_MS = 1_000;
+
+/** At most this many quick_check findings go into a STORE_CORRUPT error: the first ones say where the damage is. */
+const QUICK_CHECK_LIMIT = 20;
+
+/**
+ * What `PRAGMA quick_check` finds on `db` (['ok'] for an intact file), at most QUICK_CHECK_LIMIT lines; when the check
+ * itself cannot finish (an encrypted page whose MAC fails stops it), its last line says where it stopped.
+ */
+export async function quickCheck(db: Connection): Promise<string[]> {
+  const findings: string[] = [];
+  try {
+    await db.each(`PRAGMA quick_check(${QUICK_CHECK_LIMIT})`, [], (row) => findings.push(row.text(0)));
+  } catch (error) {
+    findings.push(`quick_check stopped: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return findings;
+}
+
+/** STORE_CORRUPT for a corruption error met on `db`, with quick_check's findings in its details. */
+async function corruptionError(db: Connection, error: unknown, what: string): Promise<EngramError> {
+  const findings = await quickCheck(db);
+  const reason = error instanceof Error ? error.message : String(error);
+  return new EngramError(ErrorCode.STORE_CORRUPT, `${what}: the database file is damaged (${reason}); salvageMemory() reads what is left of it`, {
+    cause: error,
+    details: { quickCheck: findings, sqliteCode: isSqliteError(error) ? error.code : null },
+  });
+}
 
 /** A failure while opening or migrating: a full disk is QUOTA_EXCEEDED, and the database is left as it was. */
 function openError(error: unknown, ioError: unknown, options: SqliteStoreOptions): EngramError {
@@ -163,8 +196,15 @@ function openError(error: unknown, ioError: unknown, options: SqliteStoreOptions
 }
 
 async function openConnection(options: SqliteStoreOptions, key: Uint8Array | null): Promise<Connection> {
-  const connection = await Connection.open(options.backend, options.name, key).catch((error: unknown) => {
-    throw openError(error, null, options);
+  const connection = await Connection.open(options.backend, options.name, key).catch(async (error: unknown) => {
+    // NOTADB at open is a key matter (openError); a malformed first read is damage, checked on a salvage connection.
+    if (!isCorruption(error) || (isSqliteError(error) && error.code === SQLITE_NOTADB)) throw openError(error, null, options);
+    const salvage = await Connection.open(options.backend, options.name, key, { salvage: true }).catch(() => null);
+    const failure = salvage
+      ? await corruptionError(salvage, error, `cannot open database "${options.name}" (${options.backend})`)
+      : new EngramError(ErrorCode.STORE_CORRUPT, `cannot open database "${options.name}" (${options.backend}): the database file is damaged`, { cause: error, details: { quickCheck: ['quick_check not run: the file does not open'] } });
+    await salvage?.close().catch(() => undefined);
+    throw failure;
   });
   try {
     // Only a new database takes it (an existing one keeps its page size). Opening reads every record and vector,
@@ -190,9 +230,53 @@ async function openConnection(options: SqliteStoreOptions, key: Uint8Array | nul
     return connection;
   } catch (error) {
     const ioError = connection.lastIoError();
+    const failure = isCorruption(error) ? await corruptionError(connection, error, `cannot open database "${options.name}" (${options.backend})`) : openError(error, ioError, options);
     await connection.close().catch(() => undefined);
-    throw openError(error, ioError, options);
+    throw failure;
   }
+}
+
+/** Runs one chunk statement of sqlite-rows.ts's record columns and appends its records to `records`. */
+export async function readRecordChunk(db: Connection, sql: string, params: (string | number)[], records: MemoryRecord[]): Promise<{ rows: number; lastRowid: number }> {
+  let rows = 0;
+  let lastRowid = 0;
+  let ids: string[] = [];
+  let texts: string[] = [];
+  let createdAt: number[] = [];
+  let tags: string[][] = [];
+  let optional: OptionalRow[] = [];
+  await db.each(sql, params, (row) => {
+    rows = row.number(0);
+    if (rows === 0) return;
+    lastRowid = row.number(1);
+    // A blob is a view into WebAssembly memory, valid until the next read: each is split as soon as it is taken.
+    const idLengths = JSON.parse(row.text(3)) as number[];
+    ids = splitUtf8(row.blob(2), idLengths);
+    const textLengths = JSON.parse(row.text(5)) as number[];
+    texts = splitUtf8(row.blob(4), textLengths);
+    createdAt = (JSON.parse(row.text(6)) as LoadedNumber[]).map(loadedNumber);
+    tags = JSON.parse(row.text(7)) as string[][];
+    optional = row.isNull(8) ? [] : (JSON.parse(row.text(8)) as OptionalRow[]);
+  });
+  if (ids.length !== rows || texts.length !== rows || createdAt.length !== rows || tags.length !== rows) {
+    throw new EngramError(ErrorCode.STORE_FAILED, 'load memories: the columns of a chunk disagree in length');
+  }
+  const start = records.length;
+  for (let i = 0; i < rows; i++) {
+    records.push({ id: ids[i]!, text: texts[i]!, createdAt: createdAt[i]!, priority: 1, pinned: false, tags: tags[i]!, accessCount: 0 });
+  }
+  if (optional.length > 0) {
+    // A chunk holds an id twice only for a legacy duplicate (the engine's open): both rows get their own fields, in order.
+    const rowsOf = new Map<string, MemoryRecord[]>();
+    for (const record of records.slice(start)) rowsOf.set(record.id, [...(rowsOf.get(record.id) ?? []), record]);
+    const seen = new Map<string, number>();
+    for (const fields of optional) {
+      const nth = seen.get(fields[0]) ?? 0;
+      seen.set(fields[0], nth + 1);
+      setOptionalFields(rowsOf.get(fields[0])![nth]!, fields);
+    }
+  }
+  return { rows, lastRowid };
 }
 
 /** What the store keeps of its sentinel, to record the first memory of an instance that had none. */
@@ -234,7 +318,7 @@ export class SqliteStore implements Store {
     return this.serial('load memories', async () => {
       const records: MemoryRecord[] = [];
       for (let after = 0; ; ) {
-        const chunk = await this.readRecordChunk(LOAD_RECORDS, [after], records);
+        const chunk = await readRecordChunk(this.db, LOAD_RECORDS, [after], records);
         after = chunk.lastRowid;
         if (chunk.rows < LOAD_CHUNK) return records;
       }
@@ -245,7 +329,7 @@ export class SqliteStore implements Store {
     return this.serial('load memories by id', async () => {
       const records: MemoryRecord[] = [];
       for (let start = 0; start < ids.length; start += LOAD_CHUNK) {
-        await this.readRecordChunk(LOAD_RECORDS_BY_IDS, [JSON.stringify(ids.slice(start, start + LOAD_CHUNK))], records);
+        await readRecordChunk(this.db, LOAD_RECORDS_BY_IDS, [JSON.stringify(ids.slice(start, start + LOAD_CHUNK))], records);
       }
       return records;
     });
@@ -290,49 +374,6 @@ export class SqliteStore implements Store {
         if (rows < LOAD_CHUNK) return summaries;
       }
     });
-  }
-
-  /** Runs one chunk statement of sqlite-rows.ts's record columns and appends its records to `records`. */
-  private async readRecordChunk(sql: string, params: (string | number)[], records: MemoryRecord[]): Promise<{ rows: number; lastRowid: number }> {
-    let rows = 0;
-    let lastRowid = 0;
-    let ids: string[] = [];
-    let texts: string[] = [];
-    let createdAt: number[] = [];
-    let tags: string[][] = [];
-    let optional: OptionalRow[] = [];
-    await this.db.each(sql, params, (row) => {
-      rows = row.number(0);
-      if (rows === 0) return;
-      lastRowid = row.number(1);
-      // A blob is a view into WebAssembly memory, valid until the next read: each is split as soon as it is taken.
-      const idLengths = JSON.parse(row.text(3)) as number[];
-      ids = splitUtf8(row.blob(2), idLengths);
-      const textLengths = JSON.parse(row.text(5)) as number[];
-      texts = splitUtf8(row.blob(4), textLengths);
-      createdAt = (JSON.parse(row.text(6)) as LoadedNumber[]).map(loadedNumber);
-      tags = JSON.parse(row.text(7)) as string[][];
-      optional = row.isNull(8) ? [] : (JSON.parse(row.text(8)) as OptionalRow[]);
-    });
-    if (ids.length !== rows || texts.length !== rows || createdAt.length !== rows || tags.length !== rows) {
-      throw new EngramError(ErrorCode.STORE_FAILED, 'load memories: the columns of a chunk disagree in length');
-    }
-    const start = records.length;
-    for (let i = 0; i < rows; i++) {
-      records.push({ id: ids[i]!, text: texts[i]!, createdAt: createdAt[i]!, priority: 1, pinned: false, tags: tags[i]!, accessCount: 0 });
-    }
-    if (optional.length > 0) {
-      // A chunk holds an id twice only for a legacy duplicate (the engine's open): both rows get their own fields, in order.
-      const rowsOf = new Map<string, MemoryRecord[]>();
-      for (const record of records.slice(start)) rowsOf.set(record.id, [...(rowsOf.get(record.id) ?? []), record]);
-      const seen = new Map<string, number>();
-      for (const fields of optional) {
-        const nth = seen.get(fields[0]) ?? 0;
-        seen.set(fields[0], nth + 1);
-        setOptionalFields(rowsOf.get(fields[0])![nth]!, fields);
-      }
-    }
-    return { rows, lastRowid };
   }
 
   loadVectors(vectorSpace: string, dim: number): Promise<PackedVectors> {
@@ -539,6 +580,7 @@ export class SqliteStore implements Store {
         this.db.clearIoError();
         return await operation();
       } catch (error) {
+        if (isCorruption(error)) throw await corruptionError(this.db, error, `${what} failed (${this.kind})`);
         throw this.mapError(error, what);
       }
     };

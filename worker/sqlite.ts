@@ -64,6 +64,18 @@ export function preloadSqlite(backend: SqliteBackend, encrypted: boolean): void 
 /** SQLite's "file is not a database": what a page that does not decrypt (a wrong key, or a key on a plain file) gives. */
 export const SQLITE_NOTADB = 26;
 
+/** SQLite's "database disk image is malformed" (and its extended codes): a page that does not parse. */
+const SQLITE_CORRUPT = 11;
+
+/**
+ * True for an error that says the file is damaged: SQLITE_CORRUPT, or SQLITE_NOTADB once the database is open (at
+ * open, NOTADB means a wrong key or an encrypted file, see sqlite-store.ts). sqlite3mc reports a page whose MAC
+ * fails as one of these too.
+ */
+export function isCorruption(error: unknown): boolean {
+  return isSqliteError(error) && ((error.code & 0xff) === SQLITE_CORRUPT || error.code === SQLITE_NOTADB);
+}
+
 /** The page cipher of an encrypted database (sqlite3mc's name); recorded in its key envelope (worker/keyring.ts). */
 export const PAGE_CIPHER = 'chacha20';
 
@@ -208,7 +220,7 @@ export class Connection {
    * Multiple Ciphers: a new database is encrypted from its first page, and an existing one must decrypt with
    * `key`, else this throws SQLITE_NOTADB (also for a plain database opened with a key).
    */
-  static async open(backend: SqliteBackend, database: string, key: Uint8Array | null = null): Promise<Connection> {
+  static async open(backend: SqliteBackend, database: string, key: Uint8Array | null = null, options: { salvage?: boolean } = {}): Promise<Connection> {
     const { sqlite3, module } = await runtime(buildFor(backend, key !== null));
     const { vfs, file } = await createVfs(backend, database, module);
     if (backend === 'idb') {
@@ -221,14 +233,21 @@ export class Connection {
     let db: number | undefined;
     try {
       const vfsName = key ? encryptingVfs(module, vfs) : vfs.name;
-      db = await sqlite3.open_v2(file, SQLite.SQLITE_OPEN_CREATE | SQLite.SQLITE_OPEN_READWRITE, vfsName);
+      // Salvage never creates a database that is not there.
+      db = await sqlite3.open_v2(file, options.salvage ? SQLite.SQLITE_OPEN_READWRITE : SQLite.SQLITE_OPEN_CREATE | SQLite.SQLITE_OPEN_READWRITE, vfsName);
       const connection = new Connection(sqlite3, db, vfs);
+      // Salvage reads a page whose MAC fails as it decrypts (a flipped bit stays one flipped bit under the stream
+      // cipher) rather than losing the whole page; never in a normal open, where the MAC is what detects tampering.
+      if (key && options.salvage) await connection.exec('PRAGMA hmac_check = 0');
       // A raw key (x'…'): the data key is random, so sqlite3mc's own passphrase KDF would add only time.
       if (key) await connection.exec(`PRAGMA cipher = '${PAGE_CIPHER}'; PRAGMA key = "x'${hex(key)}'"`);
       // OPFS databases run in WAL mode without shared memory (the store sets it), which SQLite allows only with an
       // exclusive lock; a connection without it cannot even read them. Only the leader's worker opens the file.
       // (Through sqlite3mc's VFS, such a read does not fail cleanly: it calls the missing shared-memory method.)
       if (backend !== 'idb') await connection.exec('PRAGMA locking_mode = EXCLUSIVE');
+      // Salvage writes nothing of its own (SQLite still folds a WAL into the file when it closes). writable_schema
+      // also lets SQLite read a file shorter than its header says (else every read of it is SQLITE_CORRUPT).
+      if (options.salvage) await connection.exec('PRAGMA query_only = ON; PRAGMA writable_schema = ON');
       // The key is only checked when the first page is read: read it now, so a wrong key fails here.
       if (key) await connection.exec('SELECT count(*) FROM sqlite_schema');
       return connection;

@@ -141,14 +141,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   const ownWorker = !options.worker;
   const worker = options.worker ?? spawnWorker(name, options.trustedTypes);
   const remote = Comlink.wrap<WorkerApi>(worker);
-  // Comlink alone would wait forever on a worker that failed to load or crashed.
-  const crashed = new Promise<never>((_, reject) => {
-    worker.addEventListener('error', (event) => {
-      const reason = event instanceof ErrorEvent && event.message ? event.message : 'the script failed to load';
-      reject(new EngramError(ErrorCode.WORKER_FAILED, `the Engram worker failed: ${reason}`));
-    });
-  });
-  crashed.catch(() => undefined);
+  const crashed = workerCrash(worker);
   const guard = <T>(promise: Promise<T>): Promise<T> => Promise.race([promise, crashed]);
 
   const { onProgress: onModelProgress, ...embedderOptions } = embedder ?? {};
@@ -250,6 +243,18 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   };
 }
 
+/** Rejects with WORKER_FAILED when `worker` fails to load or crashes: Comlink alone would wait forever on it. */
+export function workerCrash(worker: Worker): Promise<never> {
+  const crashed = new Promise<never>((_, reject) => {
+    worker.addEventListener('error', (event) => {
+      const reason = event instanceof ErrorEvent && event.message ? event.message : 'the script failed to load';
+      reject(new EngramError(ErrorCode.WORKER_FAILED, `the Engram worker failed: ${reason}`));
+    });
+  });
+  crashed.catch(() => undefined);
+  return crashed;
+}
+
 /** A timeout option: a positive number of milliseconds (at most setTimeout's limit), or the default. */
 function checkTimeout(option: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
@@ -263,7 +268,7 @@ function checkTimeout(option: string, value: unknown, fallback: number): number 
  * Runs `start` and rejects with TIMEOUT if it has not settled within `ms`; the `progressed` callback handed to
  * `start` restarts the clock. The worker keeps its own clock for calls it forwards to another tab.
  */
-function withTimeout<T>(start: (progressed: () => void) => Promise<T>, method: string, ms: number): Promise<T> {
+export function withTimeout<T>(start: (progressed: () => void) => Promise<T>, method: string, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = () => {
@@ -306,7 +311,7 @@ const workerScripts = new Set<string>();
  * Bundlers find the worker by the literal expression below (a Worker of a URL relative to import.meta.url) and
  * rewrite its URL, so it stays as it is; a policy applies by swapping the global `Worker` for that synchronous call.
  */
-function spawnWorker(name: string, trustedTypes: MemoryOptions['trustedTypes']): Worker {
+export function spawnWorker(name: string, trustedTypes: MemoryOptions['trustedTypes']): Worker {
   const policy = typeof trustedTypes === 'string' ? namedPolicy(trustedTypes) : trustedTypes;
   if (policy !== undefined && typeof policy?.createScriptURL !== 'function') throw invalidInput('trustedTypes must be a policy name or a policy with createScriptURL');
   const scope = globalThis as { Worker: typeof Worker };

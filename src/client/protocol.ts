@@ -13,7 +13,7 @@ import type { RecordLimits } from '../engine/validate.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { PageCompletion, PageReranker } from './page-hooks.js';
 import type { CallTimeouts, MethodName, WireArgs, WireResult } from './methods.js';
-import type { Progress } from '../types.js';
+import type { MemoryRecord, Progress } from '../types.js';
 
 /** Where the memories of a `createMemory` live. */
 export type StorageKind = 'opfs' | 'idb' | 'memory';
@@ -131,6 +131,19 @@ export function checkEncryption(options: unknown): asserts options is Encryption
 
 export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
 
+/** What `salvageMemory` read from a damaged database. */
+export interface SalvageReport {
+  /** Every memory that could be read, in insertion order and in `export()`'s form: `import()` them into a new database. */
+  records: MemoryRecord[];
+  /**
+   * Row ranges (SQLite rowids, which follow insertion order; `to` null: to the end) that could not be read. A range may
+   * include rowids that never held a memory, since a lookup that fails cannot tell.
+   */
+  lost: { from: number; to: number | null }[];
+  /** SQLite's `quick_check` findings (at most 20; `['ok']` when it found nothing wrong). */
+  quickCheck: string[];
+}
+
 /** What worker/index.ts exposes through Comlink. */
 export interface WorkerApi {
   /**
@@ -143,6 +156,8 @@ export interface WorkerApi {
   status(): Promise<MemoryStatus>;
   /** Re-wraps the database's key for a new passphrase, in this worker (the passphrases never travel to another tab). */
   changePassphrase(current: string, next: string): Promise<void>;
+  /** `salvageMemory`: reads a damaged database, in a worker that never opens one. */
+  salvage(options: { name: string; storage: 'auto' | 'opfs' | 'idb'; encryption: EncryptionOptions | null }): Promise<SalvageReport>;
   close(): Promise<void>;
 }
 

@@ -158,6 +158,7 @@ describe('errors', () => {
       | 'MODEL_NOT_FOUND'
       | 'MODEL_INVALID'
       | 'STORE_FAILED'
+      | 'STORE_CORRUPT'
       | 'QUOTA_EXCEEDED'
       | 'SCHEMA_TOO_NEW'
       | 'SNAPSHOT_INVALID'

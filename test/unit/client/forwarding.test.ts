@@ -37,6 +37,9 @@ function recordingWorker(): { worker: Worker; posted: Posted[] } {
       throw new Error('not used');
     },
     async changePassphrase() {},
+    async salvage() {
+      throw new Error('not used');
+    },
     async close() {},
   };
   Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
