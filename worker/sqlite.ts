@@ -1,4 +1,5 @@
 import * as SQLite from '@journeyapps/wa-sqlite';
+import { toHex } from '../src/util/ids.js';
 
 /**
  * Where the database file lives and through which wa-sqlite VFS:
@@ -163,12 +164,6 @@ function recordIdbAborts(): void {
   } as typeof transaction;
 }
 
-function hex(bytes: Uint8Array): string {
-  let out = '';
-  for (const byte of bytes) out += byte.toString(16).padStart(2, '0');
-  return out;
-}
-
 /** True when this context can use OPFS synchronous access handles (dedicated workers in current browsers). */
 export function hasOpfsSyncAccess(): boolean {
   return (
@@ -240,7 +235,7 @@ export class Connection {
       // cipher) rather than losing the whole page; never in a normal open, where the MAC is what detects tampering.
       if (key && options.salvage) await connection.exec('PRAGMA hmac_check = 0');
       // A raw key (x'…'): the data key is random, so sqlite3mc's own passphrase KDF would add only time.
-      if (key) await connection.exec(`PRAGMA cipher = '${PAGE_CIPHER}'; PRAGMA key = "x'${hex(key)}'"`);
+      if (key) await connection.exec(`PRAGMA cipher = '${PAGE_CIPHER}'; PRAGMA key = "x'${toHex(key)}'"`);
       // OPFS databases run in WAL mode without shared memory (the store sets it), which SQLite allows only with an
       // exclusive lock; a connection without it cannot even read them. Only the leader's worker opens the file.
       // (Through sqlite3mc's VFS, such a read does not fail cleanly: it calls the missing shared-memory method.)

@@ -3,6 +3,7 @@
  * transformers.js is imported lazily: importing the engine must not load ONNX Runtime.
  */
 import type { FeatureExtractionPipeline, Tensor } from '@huggingface/transformers';
+import { toHex } from '../util/ids.js';
 import { EngramError, ErrorCode } from '../errors.js';
 import { modelFileUrl, readOptionalFile, type ModelFiles, type ModelLocation, type OptionalFiles } from './model-files.js';
 import type { ActiveDevice, EmbedderProgress, EmbedderPrompts, EmbedRole, Pooling, WasmPaths } from './options.js';
@@ -111,7 +112,7 @@ function fetchListedFiles(
     const expected = file === undefined ? undefined : sha256[file];
     if (!expected || !response.ok || init?.method === 'HEAD') return response;
     const bytes = await response.arrayBuffer();
-    const actual = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const actual = toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)));
     if (actual !== expected) {
       // transformers.js takes a failed fetch for a missing file and goes on: the load reports this error instead.
       const error = new EngramError(ErrorCode.MODEL_INVALID, `model file ${file} (${listed}) does not have the bytes this Engram was built with`, {

@@ -7,6 +7,11 @@ import { describeValue } from './describe.js';
  * store's indexes on ids grow at their end; random (v4) ids put each new memory on a random index page, so a
  * large write rewrites most of the index (docs/worker.md).
  */
+/** Lowercase hex of `bytes`, two digits per byte. */
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 export function newId(): string {
   const bytes = new Uint8Array(16);
   const c = globalThis.crypto;
@@ -15,7 +20,7 @@ export function newId(): string {
   for (let i = 5, ms = Date.now(); i >= 0; i--, ms = Math.floor(ms / 256)) bytes[i] = ms % 256;
   bytes[6] = 0x70 | (bytes[6]! & 0x0f); // version 7
   bytes[8] = 0x80 | (bytes[8]! & 0x3f); // RFC 9562 variant
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  const hex = toHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
