@@ -28,6 +28,8 @@ export const ErrorCode = {
   KEY_REQUIRED: 'KEY_REQUIRED',
   /** `encryption` was given for a database that exists unencrypted (or `changePassphrase` on one): see docs/worker.md. */
   NOT_ENCRYPTED: 'NOT_ENCRYPTED',
+  /** The database file is open in another process (engram/node's `openNodeStore` holds it until `close()`). */
+  STORE_LOCKED: 'STORE_LOCKED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -78,6 +78,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const loadAllowed = Promise.race([firstCall, new Promise<void>((resolve) => setTimeout(resolve, MODEL_GRACE_MS))]);
 
   let embedder: LocalEmbedder | null = null;
+  let ready: MemoryStatus['ready'] = options.embedder ? 'loading' : 'ready';
   if (options.embedder) {
     const embedderOptions = options.embedder;
     void (async () => {
@@ -87,7 +88,17 @@ export async function openHost(options: HostOptions): Promise<Host> {
         await engine.setEmbedder(embedder);
       } catch (error) {
         lastError = toEngramError(error, ErrorCode.EMBEDDER_FAILED, 'could not load the embedder; search stays lexical');
+        ready = { code: lastError.code, message: lastError.message };
+        return;
       }
+      // Every memory has a vector for the model once its background re-indexing ends.
+      ready = await engine.ready.then(
+        () => 'ready' as const,
+        (error: unknown) => {
+          const failure = toEngramError(error, ErrorCode.EMBEDDER_FAILED, 'could not embed the stored memories');
+          return { code: failure.code, message: failure.message };
+        },
+      );
     })();
   }
 
@@ -105,6 +116,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ...(({ core, associations, links }) => ({ core, associations, links }))(await engine.stats()),
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
+    ready,
   });
 
   return {

@@ -7,8 +7,9 @@ import type { EncryptionOptions, SalvageReport } from '../src/client/protocol.js
 import type { MemoryRecord } from '../src/types.js';
 import { unlock } from './keyring.js';
 import { Connection, type SqliteBackend } from './sqlite.js';
-import { SALVAGE_RECORD_AT, SALVAGE_RECORDS_AFTER } from './sqlite-rows.js';
-import { checkDatabaseName, quickCheck, readRecordChunk } from './sqlite-store.js';
+import { SALVAGE_RECORD_AT, SALVAGE_RECORDS_AFTER } from '../src/store/sqlite-rows.js';
+import { quickCheck, readRecordChunk } from '../src/store/sqlite-store.js';
+import { checkDatabaseName } from './sqlite-store.js';
 
 /** Rows read per statement while nothing fails. */
 const CHUNK = 512;

@@ -104,6 +104,11 @@ export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
   search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;
   status(): Promise<MemoryStatus>;
   /**
+   * Settles when the model is loaded and every memory has a vector for it (at once with `embedder: null`); rejects
+   * with the model's coded error (MODEL_NOT_FOUND, EMBEDDER_FAILED, …) or CLOSED. Read from `status().ready`.
+   */
+  readonly ready: Promise<void>;
+  /**
    * Re-wraps the database's key for a new passphrase; nothing is re-encrypted. Atomic: after a crash, exactly one
    * of the two passphrases opens it. WRONG_KEY when `current` is not the passphrase, NOT_ENCRYPTED for a database
    * without one.
@@ -220,12 +225,18 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     };
   };
   const methods = Object.fromEntries(METHOD_NAMES.map((method) => [method, forward(method)])) as unknown as Pick<Memory, MethodName>;
+  const status = () => direct('status', timeouts.callMs, () => remote.status());
+  let ready: Promise<void> | undefined;
 
   return {
     ...methods,
+    // Made on first read only: an unread promise that rejects would be an unhandled rejection.
+    get ready() {
+      return (ready ??= whenReady(status, () => closing !== undefined));
+    },
     // Not engine calls, so not in the table: `status` also reports this tab's own worker, `changePassphrase` runs in
     // this tab's worker only (a passphrase never travels to another tab), and `close` ends this Memory.
-    status: () => direct('status', timeouts.callMs, () => remote.status()),
+    status,
     changePassphrase: (current, next) => direct('changePassphrase', timeouts.writeMs, () => remote.changePassphrase(current, next)),
     close: () => {
       closing ??= (async () => {
@@ -253,6 +264,20 @@ export function workerCrash(worker: Worker): Promise<never> {
   });
   crashed.catch(() => undefined);
   return crashed;
+}
+
+/** How often `ready` asks the worker: the model takes seconds to load, so a fifth of one is soon enough. */
+const READY_POLL_MS = 200;
+
+/** Polls `status().ready` (a status poll survives a leader handover, which loads the model again in the new tab). */
+async function whenReady(status: () => Promise<MemoryStatus>, closed: () => boolean): Promise<void> {
+  for (;;) {
+    if (closed()) throw new EngramError(ErrorCode.CLOSED, 'ready: the memory was closed');
+    const { ready } = await status();
+    if (ready === 'ready') return;
+    if (ready !== 'loading') throw new EngramError(ready.code, ready.message);
+    await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
+  }
 }
 
 /** A timeout option: a positive number of milliseconds (at most setTimeout's limit), or the default. */

@@ -55,6 +55,11 @@ export interface MemoryStatus {
    * of the protocol (another script of the origin posting there), since it started. Always 0 with storage 'memory'.
    */
   rejectedMessages: number;
+  /**
+   * What `Memory.ready` waits for: 'loading' until the model is attached and every memory has a vector for it
+   * ('ready' at once with `embedder: null`), or the model's failure.
+   */
+  ready: 'loading' | 'ready' | { code: ErrorCode; message: string };
 }
 
 export interface EmbedderDeviceStatus {

@@ -62,8 +62,9 @@ export interface RecordSummary {
  * it loads everything on open and writes every change through `write`, which must be atomic.
  */
 export interface Store {
-  readonly kind: 'memory' | 'opfs' | 'idb';
-  /** True when data survives a reload (OPFS/IDB), false for the in-memory store. */
+  /** 'file': a database file in Node (engram/node's openNodeStore). */
+  readonly kind: 'memory' | 'opfs' | 'idb' | 'file';
+  /** True when data survives a reload (OPFS, IDB, a file), false for the in-memory store. */
   readonly persistent: boolean;
   loadRecords(): Promise<MemoryRecord[]>;
   /**

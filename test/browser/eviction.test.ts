@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { baseURL, launchPersistent, openBlankPage, tempProfileDir } from './harness.js';
 import type { EvictionLab } from './pages/eviction-lab-worker.js';
-import { SCHEMA_VERSION } from '../../worker/sqlite-schema.js';
+import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.js';
 
 // Data that vanishes (worker/sentinel.ts, the `evicted` flag of worker/open-store.ts) and full disks while opening
 // or migrating (worker/sqlite-schema.ts, worker/sqlite-store.ts), in real Chromium with a persistent profile.

@@ -14,6 +14,19 @@ describe('Node script from the packed tarball', () => {
     expect(result.hits[0]).toMatch(/tulips/);
   });
 
+  test('a second run finds what the first stored in its database file (openNodeStore, better-sqlite3)', async () => {
+    const app = await installExample('node');
+    const env = { ENGRAM_DB: join(app, 'persist.sqlite3') };
+    const run = async () => {
+      const output = await sh('node', ['index.js', 'when is the quarterly report due?'], app, env);
+      return JSON.parse(output.slice(output.indexOf('{'))) as { stored: number; hits: string[] };
+    };
+    expect((await run()).stored).toBe(3);
+    const second = await run();
+    expect(second.stored).toBe(3);
+    expect(second.hits[0]).toMatch(/quarterly report/);
+  });
+
   test('the Node entry reaches no worker or client module, statically or on demand', async () => {
     const app = await installExample('node');
     const reached = importGraph(join(app, 'node_modules/engram/dist/src/node.js')).map((file) => file.slice(file.indexOf('/dist/') + 1));

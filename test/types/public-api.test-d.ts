@@ -169,6 +169,7 @@ describe('errors', () => {
       | 'WEAK_PASSPHRASE'
       | 'KEY_REQUIRED'
       | 'NOT_ENCRYPTED'
+      | 'STORE_LOCKED'
     >();
     expectTypeOf(ErrorCode.MODEL_NOT_FOUND).toEqualTypeOf<'MODEL_NOT_FOUND'>();
     expectTypeOf<EngramError['code']>().toEqualTypeOf<ErrorCode>();

@@ -3,7 +3,7 @@ import * as Comlink from 'comlink';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { openStore } from '../../../worker/open-store.js';
-import { migrations, SCHEMA_VERSION } from '../../../worker/sqlite-schema.js';
+import { migrations, SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import { Connection } from '../../../worker/sqlite.js';
 import { INSTANCE_KEY } from '../../../worker/sqlite-store.js';
 

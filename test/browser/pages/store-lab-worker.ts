@@ -4,7 +4,7 @@ import { createEngine } from '../../../src/index.js';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { storeSpec } from '../../spec/store-spec.js';
-import { migrations, SCHEMA_VERSION } from '../../../worker/sqlite-schema.js';
+import { migrations, SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import { openSqliteStore } from '../../../worker/sqlite-store.js';
 import { Connection, type SqliteBackend } from '../../../worker/sqlite.js';
 

@@ -22,7 +22,11 @@ const LAYERS: Record<string, number> = {
   search: 3,
   engine: 4,
   client: 5,
-  'node.ts': 6,
+  // Node-only code (better-sqlite3, node: modules), exported by node.ts alone.
+  node: 5,
+  // The engine's public API for any runtime, shared by index.ts and node.ts.
+  'portable.ts': 6,
+  'node.ts': 7,
   'advanced.ts': 6,
   'internals.ts': 6,
   // Framework adapters (engram/langchain, …): beside the other entries, so nothing below can reach a framework.
@@ -113,9 +117,29 @@ test('only the adapters reach the adapters: an app that imports no adapter bundl
 
 test('engram/langchain and engram/ai-sdk reach no client module: they run in Node beside createEngine', () => {
   for (const entry of ['adapters/langchain.ts', 'adapters/ai-sdk.ts']) {
-    const reached = new Set([join(SRC, entry)]);
-    for (const file of reached) for (const target of graph.get(file) ?? []) reached.add(target);
-    expect([...reached].map((file) => relative(SRC, file)).filter((file) => file.startsWith('client/'))).toEqual([]);
+    expect([...reachedFrom(entry)].map((file) => relative(SRC, file)).filter((file) => file.startsWith('client/'))).toEqual([]);
+  }
+});
+
+/** A value import of a Node module, static or dynamic (a `typeof import('node:fs')` type loads nothing). */
+const RUNTIME_NODE_IMPORT = /^\s*import (?!type )[^;]*?from '(?:node:[\w/]+|better-sqlite3)'|(?<!typeof )import\('(?:node:[\w/]+|better-sqlite3)'\)/m;
+
+/** What `entry` reaches through its relative imports, itself included. */
+function reachedFrom(entry: string): Set<string> {
+  const reached = new Set([join(SRC, entry)]);
+  for (const file of reached) for (const target of graph.get(file) ?? []) reached.add(target);
+  return reached;
+}
+
+test('only src/node/ imports Node modules, and no entry a bundler may take for a browser reaches it', () => {
+  // The package entry once re-exported node.ts: one `node:fs` import and every page that imported Engram failed.
+  const nodeDir = join(SRC, 'node') + '/';
+  const withNodeModules = files.filter((file) => !file.startsWith(nodeDir) && file !== join(SRC, 'node.ts'))
+    .filter((file) => RUNTIME_NODE_IMPORT.test(readFileSync(file, 'utf8')));
+  expect(withNodeModules.map((file) => relative(SRC, file))).toEqual([]);
+  const browserEntries = ['index.ts', 'advanced.ts', 'internals.ts', ...readdirSync(join(SRC, 'adapters')).map((name) => `adapters/${name}`)];
+  for (const entry of browserEntries) {
+    expect([...reachedFrom(entry)].map((file) => relative(SRC, file)).filter((file) => file === 'node.ts' || file.startsWith('node/'))).toEqual([]);
   }
 });
 

@@ -1,6 +1,6 @@
 /** The Engram database schema: its version, the migration steps that build it, and the migration on open. */
-import { EngramError, ErrorCode } from '../src/errors.js';
-import type { Connection } from './sqlite.js';
+import { EngramError, ErrorCode } from '../errors.js';
+import type { SqlConnection as Connection } from './sql-connection.js';
 
 /** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
 export const SCHEMA_VERSION = 4;

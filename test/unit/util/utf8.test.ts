@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { splitUtf8 } from '../../../worker/utf8.js';
+import { splitUtf8 } from '../../../src/util/utf8.js';
 import { runs } from '../helpers/tier.js';
 
 const encoder = new TextEncoder();

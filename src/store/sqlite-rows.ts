@@ -2,10 +2,10 @@
  * Rows of the memories and vectors tables: how a MemoryRecord and a vectors block are encoded for a write, and the
  * batch statements that write and load them.
  */
-import { invalidInput } from '../src/errors.js';
-import { checkPackedVectors } from '../src/store/packed-vectors.js';
-import type { PackedVectors } from '../src/store/store.js';
-import type { MemoryRecord } from '../src/types.js';
+import { invalidInput } from '../errors.js';
+import { checkPackedVectors } from './packed-vectors.js';
+import type { PackedVectors } from './store.js';
+import type { MemoryRecord } from '../types.js';
 
 // Record fields in the order a written JSON row carries them.
 const COLUMNS = [
