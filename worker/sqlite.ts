@@ -117,6 +117,9 @@ async function createVfs(backend: SqliteBackend, database: string, module: unkno
   }
 }
 
+/** Room for `/engram/` + a 100-character database name + `.sqlite3-journal`, and then some. */
+const MAX_PATHNAME = 256;
+
 const SQLITE_IOERR = 10;
 const SQLITE_FULL = 13;
 const AsyncFunction = (async () => undefined).constructor;
@@ -222,6 +225,8 @@ export class Connection {
       guardAsyncMethods(vfs);
       recordIdbAborts();
     }
+    // wa-sqlite's default of 64 bytes fits no database name over ~40 characters once a path and '-journal' are added.
+    vfs.mxPathname = MAX_PATHNAME;
     sqlite3.vfs_register(vfs, false);
     vfs.lastError = null;
     lastIdbAbort = null;
