@@ -4,6 +4,7 @@ export { memoryStore } from './store/memory-store.js';
 export { createEmbedder } from './embedder/index.js';
 export { EngramError, ErrorCode, isEngramError } from './errors.js';
 export { defaultRecordLimits, type RecordLimits } from './engine/validate.js';
+export { openBackup, sealBackup, type SealBackupOptions } from './store/backup.js';
 
 export type { AddOptions, Engine, EngineOptions, EngineStats } from './engine/engine.js';
 export type { AssociationEdge, PackedVectors, Store, StoreWrite } from './store/store.js';

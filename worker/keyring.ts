@@ -12,6 +12,7 @@ import { EngramError, ErrorCode } from '../src/errors.js';
 import { checkEncryption, type EncryptionOptions } from '../src/client/protocol.js';
 import { committed, readRecord, withRecords } from './idb.js';
 import { PAGE_CIPHER } from './sqlite.js';
+import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseMaterial } from '../src/util/passphrase.js';
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -20,12 +21,6 @@ const KEYS_STORE = 'databases';
 
 /** The envelope's format: a reader refuses another one rather than guess. */
 const ENVELOPE_FORMAT = 1;
-/** OWASP's floor for PBKDF2-HMAC-SHA-256 (2023); stored per envelope, so it can rise without breaking old ones. */
-export const PBKDF2_ITERATIONS = 600_000;
-/** More than this in a key record is damage or an attack: each unlock would hold the worker for minutes. */
-const MAX_PBKDF2_ITERATIONS = 10_000_000;
-/** Shortest passphrase a new key record takes, in code points after NFC (unlocking an existing one takes any). */
-export const MIN_PASSPHRASE_LENGTH = 8;
 const DATA_KEY_BYTES = 32;
 
 interface KeyEnvelope {
@@ -112,8 +107,7 @@ function keyEncryptionKey(source: EncryptionOptions, wrap: KeyEnvelope['wrap']):
   const id = `${wrap.iterations}:${Array.from(wrap.salt).join(',')}`;
   let kek = bySalt.get(id);
   if (!kek) {
-    kek = crypto.subtle
-      .importKey('raw', new TextEncoder().encode(source.passphrase!.normalize('NFC')), 'PBKDF2', false, ['deriveKey'])
+    kek = passphraseMaterial(source.passphrase!)
       .then((material) =>
         crypto.subtle.deriveKey({ name: 'PBKDF2', hash: 'SHA-256', salt: wrap.salt, iterations: wrap.iterations }, material, { name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']),
       );
@@ -152,9 +146,7 @@ async function open(kek: CryptoKey, iv: Bytes, aad: Bytes, wrapped: Bytes): Prom
 
 /** A new envelope for `dataKey`, wrapped for `source`. */
 export async function wrapDataKey(id: string, dataKey: Bytes, source: EncryptionOptions): Promise<KeyEnvelope> {
-  if (source.passphrase !== undefined && [...source.passphrase.normalize('NFC')].length < MIN_PASSPHRASE_LENGTH) {
-    throw new EngramError(ErrorCode.WEAK_PASSPHRASE, `a new passphrase needs at least ${MIN_PASSPHRASE_LENGTH} characters: it is all that protects the key`);
-  }
+  if (source.passphrase !== undefined) checkNewPassphrase(source.passphrase, 'a new passphrase');
   const wrap: KeyEnvelope['wrap'] =
     source.key
       ? { kind: 'app-key' }

@@ -14,7 +14,7 @@ import { newId } from '../../src/util/ids.js';
 import type { Embedder, MemoryRecord } from '../../src/types.js';
 import type { StoreWrite } from '../../src/store/store.js';
 import type { EncryptionOptions } from '../../src/client/protocol.js';
-import { PBKDF2_ITERATIONS } from '../../worker/keyring.js';
+import { PBKDF2_ITERATIONS } from '../../src/util/passphrase.js';
 import type { SqliteBackend } from '../../worker/sqlite.js';
 import { openSqliteStore } from '../../worker/sqlite-store.js';
 import { readSnapshot, saveSnapshot } from '../../worker/index-saver.js';

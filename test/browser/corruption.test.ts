@@ -5,7 +5,8 @@ import type { CorruptLab } from './pages/corrupt-lab-worker.js';
 
 // A damaged database file (issue 30): a flipped bit in a page of the memories table, or a file cut short, on OPFS
 // and IndexedDB, plain and encrypted. Reading it fails with STORE_CORRUPT (quick_check's findings in its details),
-// and salvageMemory returns every memory not on the damaged pages, reporting the rows it lost.
+// and salvageMemory returns every memory not on the damaged pages, reporting the rows it lost; they re-import whole
+// from an encrypted backup (sealBackup, openBackup).
 const profile = tempProfileDir();
 let context: BrowserContext;
 let page: Page;
@@ -41,7 +42,6 @@ interface Outcome {
 
 /** Damages a fresh database with `damage`, then loads it, opens it as a Memory and salvages it. */
 async function damaged(backend: 'opfs' | 'idb', passphrase: string | null, damage: 'flip' | 'truncate'): Promise<Outcome> {
-  // Short: wa-sqlite's VFSs take paths of at most 64 bytes, and the file names add to the database's name.
   const name = `bad-${backend}-${passphrase ? 'enc' : 'plain'}-${damage}-${cases++}`;
   const { leaf, size } = await page.evaluate(([b, n, p, count, t]) => window.corruptLab.create(b, n, p, count, t), [backend, name, passphrase, N, TARGET] as const);
   if (damage === 'flip') await page.evaluate(([b, n, o]) => window.corruptLab.flipBit(b, n, o), [backend, name, leaf.offset] as const);
@@ -49,7 +49,7 @@ async function damaged(backend: 'opfs' | 'idb', passphrase: string | null, damag
   const load: Outcome['load'] = await page.evaluate(([b, n, p]) => window.corruptLab.load(b, n, p) as Promise<Outcome['load']>, [backend, name, passphrase] as const);
   return page.evaluate(
     async ([b, n, p, count]) => {
-      const { createMemory, salvageMemory, isEngramError } = window.engram;
+      const { createMemory, salvageMemory, isEngramError, sealBackup, openBackup } = window.engram;
       const encryption = p === null ? null : { passphrase: p };
       let memory: Outcome['memory'] = { code: null, quickCheck: null };
       try {
@@ -69,7 +69,9 @@ async function damaged(backend: 'opfs' | 'idb', passphrase: string | null, damag
           quickCheck: report.quickCheck,
         };
         const fresh = await createMemory({ name: `${n}-new`, storage: b, embedder: null, encryption, persist: false });
-        await fresh.import(report.records);
+        // Through an encrypted backup file, as an app would keep what it salvaged.
+        const file = await sealBackup(report.records, 'backup passphrase', { iterations: 100_000 });
+        await fresh.import(await openBackup(file, 'backup passphrase'));
         reimported = await fresh.count();
         await fresh.close();
       } catch (error) {

@@ -5,7 +5,8 @@
 import { describe, expect, test } from 'vitest';
 import { isEngramError } from '../../../src/errors.js';
 import { checkEncryption } from '../../../src/client/protocol.js';
-import { PBKDF2_ITERATIONS, unwrapDataKey, wrapDataKey } from '../../../worker/keyring.js';
+import { PBKDF2_ITERATIONS } from '../../../src/util/passphrase.js';
+import { unwrapDataKey, wrapDataKey } from '../../../worker/keyring.js';
 
 const dataKey = () => crypto.getRandomValues(new Uint8Array(32));
 

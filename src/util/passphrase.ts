@@ -1,0 +1,21 @@
+/** Keys from a passphrase, one way for every place Engram takes one (a database's key record, backups). */
+import { EngramError, ErrorCode } from '../errors.js';
+
+/** OWASP's floor for PBKDF2-HMAC-SHA-256 (2023); stored beside each salt, so it can rise without breaking old ones. */
+export const PBKDF2_ITERATIONS = 600_000;
+/** More than this is damage or an attack (a forged record that would hold the thread for minutes), not a setting. */
+export const MAX_PBKDF2_ITERATIONS = 10_000_000;
+/** Shortest new passphrase, in code points after NFC (opening what an older one protects takes any). */
+export const MIN_PASSPHRASE_LENGTH = 8;
+
+/** WEAK_PASSPHRASE for a new passphrase shorter than MIN_PASSPHRASE_LENGTH. */
+export function checkNewPassphrase(passphrase: string, what: string): void {
+  if ([...passphrase.normalize('NFC')].length < MIN_PASSPHRASE_LENGTH) {
+    throw new EngramError(ErrorCode.WEAK_PASSPHRASE, `${what} needs at least ${MIN_PASSPHRASE_LENGTH} characters: it is all that protects the key`);
+  }
+}
+
+/** PBKDF2-SHA-256 key material of `passphrase`, NFC-normalised so one passphrase typed on any system matches. */
+export function passphraseMaterial(passphrase: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey('raw', new TextEncoder().encode(passphrase.normalize('NFC')), 'PBKDF2', false, ['deriveKey', 'deriveBits']);
+}
