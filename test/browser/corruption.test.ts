@@ -136,3 +136,46 @@ describe.each([
     });
   });
 });
+
+describe.each([null, 'correct horse battery staple'] as const)('a WAL cut short on OPFS (passphrase: %s)', (passphrase) => {
+  test('a worker killed after three commits, its WAL cut inside the last one: the open keeps the commits before it, whole, with no error', async () => {
+    const name = `wal-${passphrase ? 'enc' : 'plain'}-${cases++}`;
+    // Three adds, then the worker is killed: its WAL is left, holding the three commits not yet checkpointed.
+    await page.evaluate(
+      async ([n, p]) => {
+        const worker = new Worker(new URL('/worker/index.ts', location.origin), { type: 'module' });
+        const memory = await window.engram.createMemory({ name: n, storage: 'opfs', embedder: null, worker, persist: false, encryption: p === null ? null : { passphrase: p } });
+        for (let batch = 0; batch < 3; batch++) {
+          await memory.add(Array.from({ length: 40 }, (_, i) => ({ id: `b${batch}-${i}`, text: `batch ${batch} memory ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` })));
+        }
+        worker.terminate();
+      },
+      [name, passphrase] as const,
+    );
+    const wal = await page.evaluate((n) => window.corruptLab.walCommits(n), name);
+    expect(wal.commitEnds.length).toBeGreaterThanOrEqual(3);
+    const lastEnd = wal.commitEnds.at(-1)!;
+    // Half of the last commit's last frame is gone, as if the crash came while it was written.
+    await page.evaluate(([n, at]) => window.corruptLab.truncateWal(n, at), [name, lastEnd - Math.floor(wal.frameSize / 2)] as const);
+    const outcome = await page.evaluate(
+      async ([n, p]) => {
+        try {
+          const memory = await window.engram.createMemory({ name: n, storage: 'opfs', embedder: null, persist: false, encryption: p === null ? null : { passphrase: p } });
+          const records = await memory.export();
+          await memory.close();
+          return { code: null, ids: records.map((r) => r.id), wrong: records.filter((r) => !r.text.startsWith(`batch ${r.id.slice(1, 2)} memory ${r.id.split('-')[1]}:`)).length };
+        } catch (error) {
+          return { code: window.engram.isEngramError(error) ? error.code : String(error), ids: [], wrong: 0 };
+        }
+      },
+      [name, passphrase] as const,
+    );
+    expect(outcome.code).toBeNull();
+    expect(outcome.wrong).toBe(0);
+    // Whole batches only (each add is one transaction), in order: at least the first two, which committed before the cut.
+    const batches = new Set(outcome.ids.map((id) => id.split('-')[0]));
+    expect(outcome.ids.length).toBe(batches.size * 40);
+    expect([...batches].sort()).toEqual(['b0', 'b1', 'b2'].slice(0, batches.size));
+    expect(batches.size).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -75,11 +75,11 @@ async function idbBlocks(name: string, edit: (block: { path: string; offset: num
   return changed;
 }
 
-async function opfsFile(name: string, edit: (handle: FileSystemSyncAccessHandle) => void): Promise<void> {
+async function opfsFile<T = void>(name: string, edit: (handle: FileSystemSyncAccessHandle) => T, suffix = ''): Promise<T> {
   const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
-  const handle = await (await dir.getFileHandle(`${name}.sqlite3`)).createSyncAccessHandle();
+  const handle = await (await dir.getFileHandle(`${name}.sqlite3${suffix}`)).createSyncAccessHandle();
   try {
-    edit(handle);
+    return edit(handle);
     handle.flush();
   } finally {
     handle.close();
@@ -150,6 +150,31 @@ const lab = {
     } catch (error) {
       return { step, code: isEngramError(error) ? error.code : String(error), details: isEngramError(error) ? (error.details ?? null) : null, message: String(error) };
     }
+  },
+
+  /**
+   * The commits in a WAL left behind by a worker that was killed: for each commit frame (one whose "database size
+   * after commit" is set), the byte offset where it ends. Frame headers are in clear also in an encrypted database.
+   */
+  async walCommits(name: string): Promise<{ size: number; frameSize: number; commitEnds: number[] }> {
+    return opfsFile(name, (handle) => {
+      const size = handle.getSize();
+      const header = new DataView(new ArrayBuffer(32));
+      handle.read(header, { at: 0 });
+      const frameSize = 24 + header.getUint32(8);
+      const commitEnds: number[] = [];
+      const frame = new DataView(new ArrayBuffer(24));
+      for (let at = 32; at + frameSize <= size; at += frameSize) {
+        handle.read(frame, { at });
+        if (frame.getUint32(4) !== 0) commitEnds.push(at + frameSize);
+      }
+      return { size, frameSize, commitEnds };
+    }, '-wal');
+  },
+
+  /** Cuts the WAL at `size` bytes, as a crash halfway through appending a frame would. */
+  async truncateWal(name: string, size: number): Promise<void> {
+    return opfsFile(name, (handle) => handle.truncate(size), '-wal');
   },
 };
 
