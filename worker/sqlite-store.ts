@@ -97,10 +97,12 @@ async function checkNewKey(options: SqliteStoreOptions, dataKey: Uint8Array): Pr
   } catch (error) {
     if (!isSqliteError(error) || error.code !== SQLITE_NOTADB) throw openError(error, null, options);
   }
+  // A plain open reads nothing yet: only a read of the first page tells a plain file from an encrypted one.
   const plain = await Connection.open(options.backend, options.name).catch(() => null);
   if (plain) {
+    const readable = await plain.scalar('SELECT count(*) FROM sqlite_schema').then(() => true, () => false);
     await plain.close();
-    throw notEncrypted(options.name);
+    if (readable) throw notEncrypted(options.name);
   }
   throw new EngramError(ErrorCode.STORE_FAILED, `database "${options.name}" is encrypted, but its key record (IndexedDB "engram-keys") is gone: it cannot be opened`);
 }
@@ -191,7 +193,9 @@ async function openConnection(options: SqliteStoreOptions, key: Uint8Array | nul
     return connection;
   } catch (error) {
     const ioError = connection.lastIoError();
-    const failure = isCorruption(error) ? await corruptionError(connection, error, `cannot open database "${options.name}" (${options.backend})`) : openError(error, ioError, options);
+    // NOTADB on the first read is the whole file not opening: a key matter (openError), as at Connection.open.
+    const damaged = isCorruption(error) && !(isSqliteError(error) && error.code === SQLITE_NOTADB);
+    const failure = damaged ? await corruptionError(connection, error, `cannot open database "${options.name}" (${options.backend})`) : openError(error, ioError, options);
     await connection.close().catch(() => undefined);
     throw failure;
   }

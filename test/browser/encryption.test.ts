@@ -260,6 +260,58 @@ describe('keys', () => {
     }, [codeOf.toString()] as const);
     expect(outcome).toEqual({ otherKey: 'WRONG_KEY', passphrase: 'WRONG_KEY', wrongKind: 'INVALID_INPUT', count: 1 });
   });
+  test('a swapped or deleted key record opens nothing and loses nothing: WRONG_KEY, or a refusal naming the lost record; put back, it opens', async () => {
+    const outcome = await page.evaluate(async ([passphrase, codeOfSource]) => {
+      const codeOf = new Function(`return ${codeOfSource}`)() as (run: () => Promise<unknown>) => Promise<string>;
+      const { createMemory } = window.engram;
+      // The key records as someone with the profile could edit them: IndexedDB "engram-keys", one record per database.
+      const keys = async <T>(mode: IDBTransactionMode, body: (store: IDBObjectStore) => IDBRequest<T>) => {
+        const db = await new Promise<IDBDatabase>((resolve, reject) => {
+          const open = indexedDB.open('engram-keys');
+          open.onsuccess = () => resolve(open.result);
+          open.onerror = () => reject(open.error);
+        });
+        try {
+          const request = body(db.transaction('databases', mode).objectStore('databases'));
+          return await new Promise<T>((resolve, reject) => {
+            request.onsuccess = () => resolve(request.result);
+            request.onerror = () => reject(request.error);
+          });
+        } finally {
+          db.close();
+        }
+      };
+      for (const name of ['swap-a', 'swap-b']) {
+        const memory = await createMemory({ name, embedder: null, encryption: { passphrase } });
+        await memory.add([{ text: `${name} first` }, { text: `${name} second` }]);
+        await memory.close();
+      }
+      const allKeys = (await keys('readonly', (store) => store.getAllKeys())) as string[];
+      const keyOf = (name: string) => allKeys.find((key) => key.endsWith(`:${name}`))!;
+      const recordA = await keys('readonly', (store) => store.get(keyOf('swap-a')));
+      const recordB = await keys('readonly', (store) => store.get(keyOf('swap-b')));
+      // A's record (same passphrase) under B's name: the envelope is bound to its database, so it does not unwrap.
+      await keys('readwrite', (store) => store.put(recordA, keyOf('swap-b')));
+      const swapped = await codeOf(() => createMemory({ name: 'swap-b', embedder: null, encryption: { passphrase } }));
+      await keys('readwrite', (store) => store.delete(keyOf('swap-b')));
+      let deleted = 'resolved';
+      try {
+        await createMemory({ name: 'swap-b', embedder: null, encryption: { passphrase } });
+      } catch (error) {
+        deleted = `${(error as { code?: string }).code}: ${(error as Error).message}`;
+      }
+      const deletedNoKey = await codeOf(() => createMemory({ name: 'swap-b', embedder: null }));
+      await keys('readwrite', (store) => store.put(recordB, keyOf('swap-b')));
+      const restored = await createMemory({ name: 'swap-b', embedder: null, encryption: { passphrase } });
+      const result = { swapped, deleted, deletedNoKey, count: await restored.count(), texts: (await restored.export()).map((r) => r.text).sort() };
+      await restored.close();
+      return result;
+    }, [PASSPHRASE, codeOf.toString()] as const);
+    expect(outcome.swapped).toBe('WRONG_KEY');
+    expect(outcome.deleted).toMatch(/^STORE_FAILED: .*key record .* is gone/);
+    expect(outcome.deletedNoKey).toBe('KEY_REQUIRED');
+    expect(outcome).toMatchObject({ count: 2, texts: ['swap-b first', 'swap-b second'] });
+  });
 });
 
 describe('changing the passphrase', () => {
