@@ -29,6 +29,54 @@ export function floatTensor(name: string, dims: number[], data: Float32Array): I
   return tensor(name, DataType.FLOAT, dims, data);
 }
 
+/**
+ * IEEE 754 binary16 bits of a number, rounded to nearest, ties to even (what numpy's `astype(float16)` does): values
+ * that round past the largest half (65504) become ±Infinity, those at most half the smallest subnormal (2⁻²⁴) ±0.
+ */
+export function toFloat16Bits(value: number): number {
+  const f32 = new Float32Array([value]);
+  const bits = new Uint32Array(f32.buffer)[0] as number;
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = (bits >>> 23) & 0xff;
+  const mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  // Unbiased exponent e: a half holds 2^-14 ≤ |x| < 2^16 normally, down to 2^-24 as a subnormal.
+  const e = exponent - 127;
+  if (e > 15) return sign | 0x7c00;
+  if (e >= -14) {
+    // Normal half: keep 10 of 23 mantissa bits, round the 13 dropped ones to nearest even (a carry may bump the exponent).
+    let half = ((e + 15) << 10) | (mantissa >>> 13);
+    const rest = mantissa & 0x1fff;
+    if (rest > 0x1000 || (rest === 0x1000 && (half & 1) === 1)) half++;
+    return sign | half;
+  }
+  if (e < -25) return sign;
+  // Subnormal half: the value in units of 2^-24, from the full 24-bit significand, rounded to nearest even.
+  const significand = mantissa | 0x800000;
+  // |x| = significand·2^(e-23) = (significand >> shift) units of 2^-24, shift = -1 - e (between 10 and 24).
+  const shift = -1 - e;
+  let half = significand >>> shift;
+  const rest = significand & ((1 << shift) - 1);
+  const midpoint = 1 << (shift - 1);
+  if (rest > midpoint || (rest === midpoint && (half & 1) === 1)) half++;
+  return sign | half;
+}
+
+/** The number a binary16 bit pattern holds. */
+export function fromFloat16Bits(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >>> 10) & 0x1f;
+  const mantissa = bits & 0x3ff;
+  if (exponent === 0) return sign * mantissa * 2 ** -24;
+  if (exponent === 0x1f) return mantissa ? NaN : sign * Infinity;
+  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
+}
+
+/** A FLOAT16 tensor of the values rounded to half precision (ONNX stores its raw data as the 16-bit patterns). */
+export function float16Tensor(name: string, dims: number[], data: ArrayLike<number>): ITensorProto {
+  return tensor(name, DataType.FLOAT16, dims, Uint16Array.from(data, toFloat16Bits));
+}
+
 export function int64Tensor(name: string, dims: number[], values: readonly number[]): ITensorProto {
   return tensor(name, DataType.INT64, dims, BigInt64Array.from(values, (v) => BigInt(v)));
 }

@@ -84,14 +84,18 @@ export async function calibrate(wasm: LoadedModel, webgpu: LoadedModel): Promise
 
 interface GpuAdapterLike {
   info?: { vendor?: string; architecture?: string; device?: string; description?: string };
+  features?: { has(feature: string): boolean };
   requestDevice(): Promise<{ destroy(): void }>;
 }
 
 type WebgpuProbe =
   /** No adapter: no flag, blocklisted GPU, or no WebGPU API at all. */
   | { adapter: null }
-  /** `adapter` names the GPU; `error` says why a device could not be created on it. */
-  | { adapter: string; error?: string };
+  /**
+   * `adapter` names the GPU; `error` says why a device could not be created on it. `shaderF16`: the adapter offers
+   * WGSL's f16, without which ONNX Runtime cannot run a float16 kernel (SwiftShader has none).
+   */
+  | { adapter: string; shaderF16: boolean; error?: string };
 
 /**
  * Looks for an adapter and creates (and destroys) a device on it. The device check matters: when device creation
@@ -110,11 +114,12 @@ async function probeWebgpu(): Promise<WebgpuProbe> {
   if (!adapter) return { adapter: null };
   const info = adapter.info ?? {};
   const key = [info.vendor, info.architecture, info.device, info.description].map((part) => part ?? '').join('/');
+  const shaderF16 = adapter.features?.has('shader-f16') === true;
   try {
     (await adapter.requestDevice()).destroy();
-    return { adapter: key };
+    return { adapter: key, shaderF16 };
   } catch (error) {
-    return { adapter: key, error: `WebGPU device creation failed: ${errorText(error)}` };
+    return { adapter: key, shaderF16, error: `WebGPU device creation failed: ${errorText(error)}` };
   }
 }
 
@@ -169,7 +174,8 @@ interface BrowserDeviceRequest {
   /** Model and dtype: together with the browser and adapter they key the remembered decision. */
   modelKey: string;
   remember: boolean;
-  load(device: ActiveDevice): Promise<LoadedModel>;
+  /** `shaderF16` is the WebGPU adapter's, for a WebGPU load (it decides whether fp16 can run there). */
+  load(device: ActiveDevice, shaderF16?: boolean): Promise<LoadedModel>;
   onProgress?: (progress: EmbedderProgress) => void;
 }
 
@@ -198,10 +204,11 @@ async function decide(request: BrowserDeviceRequest): Promise<BrowserDeviceResul
   if (probe.adapter === null) return { model: await request.load('wasm'), choice: { device: 'wasm', reason: 'no-webgpu' } };
 
   const automatic = request.requested === 'auto';
+  const loadWebgpu = () => request.load('webgpu', probe.shaderF16);
   const memoryKey = automatic && request.remember ? `${request.modelKey}|${probe.adapter}|${globalThis.navigator?.userAgent ?? ''}` : undefined;
   /** WebGPU failed to load or calibrate: WASM from here on, and (when automatic) remembered so. */
   const failOver = async (error: unknown, wasm?: LoadedModel): Promise<BrowserDeviceResult> => {
-    const choice: DeviceChoice = { device: 'wasm', reason: 'webgpu-failed', error: errorText(error) };
+    const choice: DeviceChoice = { device: 'wasm', reason: 'webgpu-failed', error: errorText(error), shaderF16: probe.shaderF16 };
     if (memoryKey) await rememberChoice(memoryKey, choice);
     return { model: wasm ?? (await request.load('wasm')), choice, memoryKey };
   };
@@ -209,10 +216,10 @@ async function decide(request: BrowserDeviceRequest): Promise<BrowserDeviceResul
 
   const remembered = memoryKey ? await recallChoice(memoryKey) : undefined;
   if (!automatic || remembered) {
-    const choice: DeviceChoice = remembered ? { ...remembered, reason: 'remembered' } : { device: 'webgpu', reason: 'requested' };
+    const choice: DeviceChoice = remembered ? { ...remembered, reason: 'remembered' } : { device: 'webgpu', reason: 'requested', shaderF16: probe.shaderF16 };
     if (choice.device === 'wasm') return { model: await request.load('wasm'), choice, memoryKey };
     try {
-      return { model: await request.load('webgpu'), choice, memoryKey };
+      return { model: await loadWebgpu(), choice, memoryKey };
     } catch (error) {
       return failOver(error);
     }
@@ -223,7 +230,7 @@ async function decide(request: BrowserDeviceRequest): Promise<BrowserDeviceResul
   let webgpu: LoadedModel | undefined;
   let calibration: Calibration;
   try {
-    webgpu = await request.load('webgpu');
+    webgpu = await loadWebgpu();
     calibration = await calibrate(wasm, webgpu);
   } catch (error) {
     await webgpu?.dispose().catch(() => undefined);
@@ -233,8 +240,8 @@ async function decide(request: BrowserDeviceRequest): Promise<BrowserDeviceResul
   const device = agrees ? pickFaster(calibration.timings) : 'wasm';
   await (device === 'webgpu' ? wasm : webgpu).dispose();
   const choice: DeviceChoice = agrees
-    ? { device, reason: 'calibrated', timings: calibration.timings, minCosine: calibration.minCosine }
-    : { device, reason: 'webgpu-disagrees', minCosine: calibration.minCosine };
+    ? { device, reason: 'calibrated', timings: calibration.timings, minCosine: calibration.minCosine, shaderF16: probe.shaderF16 }
+    : { device, reason: 'webgpu-disagrees', minCosine: calibration.minCosine, shaderF16: probe.shaderF16 };
   if (memoryKey) await rememberChoice(memoryKey, choice);
   return { model: device === 'webgpu' ? webgpu : wasm, choice, memoryKey };
 }

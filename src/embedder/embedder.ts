@@ -40,10 +40,17 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
   const started = performance.now();
   const { resolved, location } = locate(options);
   const remote = resolved.allowRemote ? { remoteRevision: resolved.revision ?? 'main' } : {};
-  const load = async (device: ActiveDevice) =>
-    loadModel({
+  const load = async (device: ActiveDevice, shaderF16 = false) => {
+    const dtype = resolved.dtype ?? (await defaultDtype(resolved.model, device, shaderF16, { ...location, ...remote }));
+    // Fails before any download and names the missing feature; transformers.js would refuse with "does not support fp16".
+    if (device === 'webgpu' && HALF_DTYPES.has(dtype) && !shaderF16) {
+      throw new EngramError(ErrorCode.MODEL_INVALID, `dtype ${dtype} needs the WebGPU feature shader-f16, which this adapter lacks`, {
+        details: { model: resolved.model, dtype },
+      });
+    }
+    return loadModel({
       ...location,
-      dtype: resolved.dtype ?? (await defaultDtype(resolved.model, device, { ...location, ...remote })),
+      dtype,
       allowRemote: resolved.allowRemote,
       device,
       batchSize: resolved.batchSize,
@@ -55,6 +62,7 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
       wasmPaths: resolved.wasmPaths,
       onProgress: resolved.onProgress,
     });
+  };
   const chosen: BrowserDeviceResult = IS_NODE
     ? { model: await load('cpu'), choice: { device: 'cpu', reason: resolved.device === 'webgpu' ? 'no-webgpu' : 'node' } }
     : await chooseBrowserDevice({
@@ -67,13 +75,17 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
   return new TransformersEmbedder(resolved, chosen, () => load('wasm'), performance.now() - started);
 }
 
+/** dtypes whose WebGPU kernels use WGSL's f16. */
+const HALF_DTYPES: ReadonlySet<EmbedderDtype> = new Set(['fp16', 'q4f16']);
+
 /**
  * The dtype when none is given: q8 on the CPU and WASM; on WebGPU, where q8 is slow and wrong on some GPUs
- * (transformers.js #1512, #1728), fp16 when the model has that file, else fp32. The built-in model ships q8 only.
+ * (transformers.js #1512, #1728), fp16 when the model has that file and the adapter has shader-f16, else fp32. The
+ * built-in model ships q8 only.
  */
-async function defaultDtype(model: string, device: ActiveDevice, location: OptionalFiles): Promise<EmbedderDtype> {
+async function defaultDtype(model: string, device: ActiveDevice, shaderF16: boolean, location: OptionalFiles): Promise<EmbedderDtype> {
   if (model === BUILTIN_MODEL || device !== 'webgpu') return CPU_DTYPE;
-  return (await hasModelFile(location, 'onnx/model_fp16.onnx')) ? 'fp16' : 'fp32';
+  return shaderF16 && (await hasModelFile(location, 'onnx/model_fp16.onnx')) ? 'fp16' : 'fp32';
 }
 
 /**

@@ -56,9 +56,10 @@ export interface EmbedderOptions {
   /** Default `'auto'`: Node → CPU; browser → WebGPU only if an adapter exists and a calibration run shows it faster. */
   device?: EmbedderDevice;
   /**
-   * Default per device: `'q8'` on the CPU and WASM; on WebGPU `'fp16'` when the model has that file, else `'fp32'`
-   * (q8 is slow there and wrong on some GPUs). The built-in model ships q8 only and uses it everywhere. An explicit
-   * dtype is used on every device.
+   * Default per device: `'q8'` on the CPU and WASM; on WebGPU `'fp16'` when the model has that file and the adapter
+   * has `shader-f16`, else `'fp32'` (q8 is slow there and wrong on some GPUs). The built-in model ships q8 only and
+   * uses it everywhere. An explicit dtype is used on every device; `'fp16'`/`'q4f16'` need `shader-f16` on WebGPU and
+   * run on WASM without it.
    */
   dtype?: EmbedderDtype;
   /**
@@ -176,6 +177,11 @@ export interface DeviceChoice {
   error?: string;
   /** The lowest cosine between WebGPU's and WASM's vector of one calibration text, when a calibration compared them. */
   minCosine?: number;
+  /**
+   * Whether the WebGPU adapter offers `shader-f16`, when one was found. Without it fp16 cannot run there: the
+   * default dtype on WebGPU is then fp32 even for a model with an fp16 file, and an fp16 asked for moves to WASM.
+   */
+  shaderF16?: boolean;
 }
 
 /** What `createEmbedder` returns: the engine's `Embedder`, plus what it runs on and why. */

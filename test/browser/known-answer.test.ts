@@ -3,8 +3,13 @@
  * test/unit/embedder/known-answer-model.ts (a real BERT architecture, the real bert-base-uncased vocabulary, seeded
  * weights), built at test time into test-results/ (gitignored, served by the test server like any file under the
  * repo root), must embed to the vectors of the independent forward pass computed here in Node: CLS, mean and
- * left-padded last-token pooling, the `sentence_embedding` output, prompts per role, fp32 and q8; then through
+ * left-padded last-token pooling, the `sentence_embedding` output, prompts per role, fp32, q8 and fp16; then through
  * createMemory (worker, SQLite), and a WebGPU run that really disagrees with WASM's, reported in `status()`.
+ *
+ * fp16 on WebGPU needs the adapter's `shader-f16`. SwiftShader (what these tests get) has none: ONNX Runtime then
+ * creates the session but fails the first run ("Program Gather requires f16 but the device does not support it"), and
+ * transformers.js refuses the load. So fp16 is checked on WebGPU where the adapter has the feature, and elsewhere the
+ * test checks that Engram says so and runs the fp16 file on WASM, or fp32 on WebGPU when no dtype was given.
  */
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -48,8 +53,9 @@ const CASES: Case[] = [
   { model: 'ka/last', pooling: 'lasttoken', reference: 'lasttoken', prompts: LAST_PROMPTS },
   { model: 'ka/dense', pooling: 'output', reference: 'dense', prompts: NO_PROMPTS },
 ];
-const DTYPES = ['fp32', 'q8'] as const;
-const THRESHOLD = { fp32: 0.999, q8: 0.99 } as const;
+const DTYPES = ['fp32', 'q8', 'fp16'] as const;
+type Dtype = (typeof DTYPES)[number];
+const THRESHOLD: Record<Dtype, number> = { fp32: 0.999, q8: 0.99, fp16: 0.999 };
 
 let weights: Weights;
 let tokenize: (text: string) => number[];
@@ -86,15 +92,28 @@ function agreement(actual: ArrayLike<number>[], expected: ArrayLike<number>[]): 
 
 interface Embedded {
   model: string;
-  dtype: string;
+  dtype: Dtype;
+  /** The dtype the embedder reports running. */
+  ran?: string;
   id?: string;
   device?: string;
   reason?: string;
+  error?: string;
+  choiceError?: string;
+  shaderF16?: boolean;
   pooling?: string;
   prompts?: { query: string; document: string };
   documents?: number[][];
   queries?: number[][];
-  error?: string;
+}
+
+/** Whether the page's WebGPU adapter offers shader-f16 (null: no adapter). */
+function adapterShaderF16(page: Page): Promise<boolean | null> {
+  return page.evaluate(async () => {
+    const gpu = (navigator as { gpu?: { requestAdapter(): Promise<{ features: { has(name: string): boolean } } | null> } }).gpu;
+    const adapter = await gpu?.requestAdapter();
+    return adapter ? adapter.features.has('shader-f16') : null;
+  });
 }
 
 /** Every case on one device, in the page: a failing case is reported as such, not hiding the others. */
@@ -110,8 +129,9 @@ function embedAll(page: Page, device: 'wasm' | 'webgpu'): Promise<Embedded[]> {
           const documents = (await embedder.embed(texts)).map((v) => Array.from(v));
           const queries = (await embedder.embed(texts, 'query')).map((v) => Array.from(v));
           // Read after embedding: a WebGPU failure mid-run would have moved it to WASM.
-          const { id, device: ran, deviceChoice, pooling, prompts } = embedder;
-          out.push({ model, dtype, id, device: ran, reason: deviceChoice.reason, pooling, prompts, documents, queries });
+          const { id, device: ranOn, dtype: ran, deviceChoice, pooling, prompts } = embedder;
+          const { reason, error: choiceError, shaderF16 } = deviceChoice;
+          out.push({ model, dtype, ran, id, device: ranOn, reason, choiceError, shaderF16, pooling, prompts, documents, queries });
           await embedder.dispose();
         } catch (error) {
           out.push({ model, dtype, error: error instanceof Error ? error.message : String(error) });
@@ -124,12 +144,14 @@ function embedAll(page: Page, device: 'wasm' | 'webgpu'): Promise<Embedded[]> {
 }
 
 describe.each(['wasm', 'webgpu'] as const)('known answers in Chromium on %s', (device) => {
-  test('every pooling, output, prompt set and dtype: stored (document) and query vectors equal the reference (fp32 ≥ 0.999, q8 ≥ 0.99)', async () => {
+  test('every pooling, output, prompt set and dtype: stored (document) and query vectors equal the reference (fp32 and fp16 ≥ 0.999, q8 ≥ 0.99)', async () => {
     const context = await browser.newContext();
     const requests = recordRequests(context);
     const page = await openLab(context);
+    const shaderF16 = await adapterShaderF16(page);
     const results = await embedAll(page, device);
     await context.close();
+    if (device === 'webgpu') expect(shaderF16, 'no WebGPU adapter: the WebGPU cases would all run on WASM').not.toBeNull();
 
     const measured: string[] = [];
     const failures: string[] = [];
@@ -143,15 +165,49 @@ describe.each(['wasm', 'webgpu'] as const)('known answers in Chromium on %s', (d
       const documents = agreement(result.documents, SAMPLE_TEXTS.map((text) => reference(text, spec.reference, spec.prompts.document)));
       const queries = agreement(result.queries, SAMPLE_TEXTS.map((text) => reference(text, spec.reference, spec.prompts.query)));
       measured.push(`${label} (${result.id}): documents ${documents.toFixed(6)}, queries ${queries.toFixed(6)}`);
-      expect({ label, device: result.device, reason: result.reason, pooling: result.pooling, prompts: result.prompts }).toEqual({ label, device, reason: 'requested', pooling: spec.pooling, prompts: spec.prompts });
-      expect(documents, `${label}: documents`).toBeGreaterThanOrEqual(THRESHOLD[result.dtype as 'fp32' | 'q8']);
-      expect(queries, `${label}: queries`).toBeGreaterThanOrEqual(THRESHOLD[result.dtype as 'fp32' | 'q8']);
+      // fp16 on a WebGPU adapter without shader-f16 cannot run: Engram must say so and run the same file on WASM.
+      const noF16 = device === 'webgpu' && result.dtype === 'fp16' && shaderF16 === false;
+      const where = noF16 ? { device: 'wasm', reason: 'webgpu-failed', shaderF16: false } : { device, reason: 'requested', shaderF16: device === 'webgpu' ? shaderF16 : undefined };
+      expect({ label, ran: result.ran, device: result.device, reason: result.reason, shaderF16: result.shaderF16, pooling: result.pooling, prompts: result.prompts }).toEqual({ label, ran: result.dtype, ...where, pooling: spec.pooling, prompts: spec.prompts });
+      if (noF16) expect(result.choiceError).toContain('fp16 needs the WebGPU feature shader-f16');
+      expect(documents, `${label}: documents`).toBeGreaterThanOrEqual(THRESHOLD[result.dtype]);
+      expect(queries, `${label}: queries`).toBeGreaterThanOrEqual(THRESHOLD[result.dtype]);
     }
+    if (device === 'webgpu') console.log(`WebGPU adapter shader-f16: ${shaderF16}${shaderF16 ? '' : ' (fp16 cases ran on WASM, as checked)'}`);
     console.log(`minimum cosine to the reference, ${SAMPLE_TEXTS.length} texts per role:\n  ${measured.join('\n  ')}`);
     expect(failures).toEqual([]);
     expect(results).toHaveLength(CASES.length * DTYPES.length);
     expect(requests.foreign()).toEqual([]);
   });
+});
+
+test('WebGPU with no dtype given, on a model with an fp16 file: fp16 when the adapter has shader-f16, else fp32, still on WebGPU and equal to the reference', async () => {
+  const context = await browser.newContext();
+  const page = await openLab(context);
+  const shaderF16 = await adapterShaderF16(page);
+  const outcome = await page.evaluate(
+    async ({ modelPath, texts }) => {
+      const embedder = await window.engram.createEmbedder({ model: 'ka/mean', modelPath, device: 'webgpu', batchSize: 5 });
+      const documents = (await embedder.embed(texts)).map((v) => Array.from(v));
+      const queries = (await embedder.embed(texts, 'query')).map((v) => Array.from(v));
+      const { id, dtype, device, deviceChoice } = embedder;
+      await embedder.dispose();
+      return { id, dtype, device, deviceChoice, documents, queries };
+    },
+    { modelPath: MODEL_PATH, texts: SAMPLE_TEXTS },
+  );
+  await context.close();
+  expect(shaderF16).not.toBeNull();
+  expect({ dtype: outcome.dtype, device: outcome.device, choice: outcome.deviceChoice }).toEqual({
+    dtype: shaderF16 ? 'fp16' : 'fp32',
+    device: 'webgpu',
+    choice: { device: 'webgpu', reason: 'requested', shaderF16 },
+  });
+  const documents = agreement(outcome.documents, SAMPLE_TEXTS.map((text) => reference(text, 'mean', MEAN_PROMPTS.document)));
+  const queries = agreement(outcome.queries, SAMPLE_TEXTS.map((text) => reference(text, 'mean', MEAN_PROMPTS.query)));
+  console.log(`no dtype on WebGPU (shader-f16 ${shaderF16}): ${outcome.id}, documents ${documents.toFixed(6)}, queries ${queries.toFixed(6)}`);
+  expect(documents).toBeGreaterThanOrEqual(0.999);
+  expect(queries).toBeGreaterThanOrEqual(0.999);
 });
 
 describe('through createMemory', () => {

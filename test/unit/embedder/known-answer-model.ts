@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { configJson, tokenizerConfigJson, tokenizerJson } from '../../../scripts/models/bert-files.js';
-import { DataType, encodeModel, floatTensor, int64Tensor, node, tensor, valueInfo } from '../../../scripts/models/onnx.js';
+import { DataType, encodeModel, float16Tensor, floatTensor, int64Tensor, node, tensor, valueInfo } from '../../../scripts/models/onnx.js';
 import { prng } from '../../../scripts/models/tiny-bert.js';
 
 export const HIDDEN = 32;
@@ -206,15 +206,35 @@ interface GraphOptions {
   positions: 'range' | 'mask';
   /** Also output `sentence_embedding`: masked mean, Dense (tanh), L2 normalisation, in the graph. */
   sentenceEmbedding: boolean;
-  /** Weight matrices stored int8 (per-tensor scale) and dequantised in the graph: a q8 `model_quantized.onnx`. */
-  quantized: boolean;
+  /**
+   * 'q8': weight matrices stored int8 (per-tensor scale) and dequantised in the graph, a `model_quantized.onnx`.
+   * 'fp16': every float tensor (weights, constants, activations, outputs) in float16, inputs int64, as in an fp16
+   * export's `model_fp16.onnx`.
+   */
+  dtype: FixtureDtype;
+}
+
+export type FixtureDtype = 'fp32' | 'fp16' | 'q8';
+
+/**
+ * onnxconverter-common's `convert_float_to_float16` (what fp16 exports use) first clamps every nonzero initializer's
+ * magnitude into [1e-7, 1e4] (its defaults), so BERT's epsilon of 1e-12 stays a tiny positive value instead of 0.
+ */
+function clampForFloat16(value: number): number {
+  const magnitude = Math.abs(value);
+  if (magnitude === 0) return 0;
+  return Math.sign(value) * Math.min(1e4, Math.max(1e-7, magnitude));
 }
 
 class Graph {
   readonly nodes: ReturnType<typeof node>[] = [];
   readonly initializers: ReturnType<typeof tensor>[] = [];
   private counter = 0;
-  constructor(private readonly quantized: boolean) {}
+  /** The graph's float type: FLOAT16 throughout an fp16 file, FLOAT otherwise. */
+  readonly floatType: DataType;
+  constructor(private readonly dtype: FixtureDtype) {
+    this.floatType = dtype === 'fp16' ? DataType.FLOAT16 : DataType.FLOAT;
+  }
 
   op(type: string, inputs: string[], attributes: Parameters<typeof node>[3] = {}, output?: string): string {
     const out = output ?? `${type.toLowerCase()}_${this.counter++}`;
@@ -223,13 +243,13 @@ class Graph {
   }
 
   float(name: string, dims: number[], data: Float32Array): string {
-    this.initializers.push(floatTensor(name, dims, data));
+    this.initializers.push(this.dtype === 'fp16' ? float16Tensor(name, dims, Array.from(data, clampForFloat16)) : floatTensor(name, dims, data));
     return name;
   }
 
   /** A weight matrix: float, or int8 with a scale and a DequantizeLinear node when quantized. */
   matrix(name: string, dims: number[], data: Float32Array): string {
-    if (!this.quantized) return this.float(name, dims, data);
+    if (this.dtype !== 'q8') return this.float(name, dims, data);
     const scale = data.reduce((max, v) => Math.max(max, Math.abs(v)), 0) / 127 || 1;
     const values = Int8Array.from(data, (v) => Math.max(-127, Math.min(127, Math.round(v / scale))));
     this.initializers.push(tensor(`${name}_q8`, DataType.INT8, dims, values));
@@ -257,7 +277,7 @@ class Graph {
 }
 
 export function bertOnnx(weights: Weights, options: GraphOptions): Uint8Array {
-  const g = new Graph(options.quantized);
+  const g = new Graph(options.dtype);
   const scalar = (name: string, value: number) => g.float(name, [], new Float32Array([value]));
   const ints = (name: string, values: number[], dims = [values.length]) => g.initializers.push(int64Tensor(name, dims, values));
   scalar('eps', EPS);
@@ -288,7 +308,7 @@ export function bertOnnx(weights: Weights, options: GraphOptions): Uint8Array {
   const positions = g.op('Gather', [g.matrix('position_embeddings', [MAX_POSITIONS, HIDDEN], weights.position), positionIds], { axis: { int: 0 } });
   let x = g.layerNorm(g.op('Add', [g.op('Add', [words, types]), positions]), 'embeddings.norm', weights.embeddingNorm);
 
-  const keep = g.op('Cast', ['attention_mask'], { to: { int: DataType.FLOAT } });
+  const keep = g.op('Cast', ['attention_mask'], { to: { int: g.floatType } });
   const maskBias = g.op('Unsqueeze', [g.op('Mul', [g.op('Sub', ['one', keep]), 'mask_penalty']), 'mask_axes']);
   weights.layers.forEach((layer, i) => {
     const name = `layer${i}`;
@@ -303,7 +323,7 @@ export function bertOnnx(weights: Weights, options: GraphOptions): Uint8Array {
     x = g.layerNorm(g.op('Add', [attended, g.linear(gelu, `${name}.ffn_output`, layer.ffnOutput)]), `${name}.output_norm`, layer.outputNorm, i === LAYERS - 1 ? 'last_hidden_state' : undefined);
   });
 
-  const outputs = [valueInfo('last_hidden_state', DataType.FLOAT, ['batch', 'sequence', HIDDEN])];
+  const outputs = [valueInfo('last_hidden_state', g.floatType, ['batch', 'sequence', HIDDEN])];
   if (options.sentenceEmbedding) {
     const weight = g.op('Unsqueeze', [keep, 'last_axis']);
     const summed = g.op('ReduceSum', [g.op('Mul', [x, weight]), 'seq_axis_list'], { keepdims: { int: 0 } });
@@ -313,7 +333,7 @@ export function bertOnnx(weights: Weights, options: GraphOptions): Uint8Array {
     const norm = g.op('Sqrt', [g.op('ReduceSum', [g.op('Mul', [dense, dense]), 'minus_one'], { keepdims: { int: 1 } })]);
     ints('minus_one', [-1]);
     g.op('Div', [dense, norm], {}, 'sentence_embedding');
-    outputs.push(valueInfo('sentence_embedding', DataType.FLOAT, ['batch', DENSE]));
+    outputs.push(valueInfo('sentence_embedding', g.floatType, ['batch', DENSE]));
   }
   return encodeModel({
     name: 'engram_known_answer_bert',
@@ -331,9 +351,11 @@ export function bertOnnx(weights: Weights, options: GraphOptions): Uint8Array {
 export interface FolderSpec {
   /** Model id under the root, e.g. `ka/cls`. */
   id: string;
-  graph: Omit<GraphOptions, 'quantized'>;
+  graph: Omit<GraphOptions, 'dtype'>;
   /** Also write `onnx/model_quantized.onnx`. */
   q8?: boolean;
+  /** Also write `onnx/model_fp16.onnx`. */
+  fp16?: boolean;
   /** modules.json's module types after Transformer (`Pooling`, `Dense`, `Normalize`), or none for no modules.json. */
   modules?: string[];
   /** 1_Pooling/config.json's modes set to true. */
@@ -349,16 +371,17 @@ export const LAST_PROMPTS = { query: 'Instruct: find the note\nQuery:', document
 const STANDARD = { positions: 'range', sentenceEmbedding: false } as const;
 
 /**
- * The layouts Engram reads, each with an fp32 and a q8 file: CLS; mean with e5's prompts (under sentence-transformers'
+ * The layouts Engram reads, each with an fp32, a q8 and an fp16 file: CLS; mean with e5's prompts (under sentence-transformers'
  * 'passage' name); last token with left padding, mask-derived positions and an instruction prompt (Qwen3-like); the
  * `sentence_embedding` output (EmbeddingGemma-like).
  */
 export const LAYOUTS: readonly FolderSpec[] = [
-  { id: 'ka/cls', graph: STANDARD, q8: true, modules: ['Pooling', 'Normalize'], poolingModes: ['cls_token'] },
+  { id: 'ka/cls', graph: STANDARD, q8: true, fp16: true, modules: ['Pooling', 'Normalize'], poolingModes: ['cls_token'] },
   {
     id: 'ka/mean',
     graph: STANDARD,
     q8: true,
+    fp16: true,
     modules: ['Pooling', 'Normalize'],
     poolingModes: ['mean_tokens'],
     stConfig: { prompts: { query: MEAN_PROMPTS.query, passage: MEAN_PROMPTS.document }, default_prompt_name: null },
@@ -367,13 +390,14 @@ export const LAYOUTS: readonly FolderSpec[] = [
     id: 'ka/last',
     graph: { positions: 'mask', sentenceEmbedding: false },
     q8: true,
+    fp16: true,
     paddingSide: 'left',
     modules: ['Pooling', 'Normalize'],
     poolingModes: ['lasttoken'],
     stConfig: { prompts: LAST_PROMPTS },
     maxSeqLength: 64,
   },
-  { id: 'ka/dense', graph: { positions: 'range', sentenceEmbedding: true }, q8: true, modules: ['Pooling', 'Dense', 'Normalize'], poolingModes: ['mean_tokens'] },
+  { id: 'ka/dense', graph: { positions: 'range', sentenceEmbedding: true }, q8: true, fp16: true, modules: ['Pooling', 'Dense', 'Normalize'], poolingModes: ['mean_tokens'] },
 ];
 
 /** The tokenizer files of bert-files.ts, with the real vocabulary's special-token ids (101 [CLS], 102 [SEP], …). */
@@ -402,9 +426,10 @@ export function writeFolder(root: string, spec: FolderSpec, vocab: string[], wei
     }),
     'tokenizer.json': realTokenizerJson(vocab),
     'tokenizer_config.json': JSON.stringify({ ...JSON.parse(tokenizerConfigJson({ modelMaxLength: MAX_POSITIONS })), ...(spec.paddingSide ? { padding_side: spec.paddingSide } : {}) }),
-    'onnx/model.onnx': bertOnnx(weights, { ...spec.graph, quantized: false }),
+    'onnx/model.onnx': bertOnnx(weights, { ...spec.graph, dtype: 'fp32' }),
   };
-  if (spec.q8) files['onnx/model_quantized.onnx'] = bertOnnx(weights, { ...spec.graph, quantized: true });
+  if (spec.q8) files['onnx/model_quantized.onnx'] = bertOnnx(weights, { ...spec.graph, dtype: 'q8' });
+  if (spec.fp16) files['onnx/model_fp16.onnx'] = bertOnnx(weights, { ...spec.graph, dtype: 'fp16' });
   if (spec.modules) {
     const paths: Record<string, string> = { Pooling: '1_Pooling', Dense: '2_Dense', Normalize: '3_Normalize' };
     const modules = ['Transformer', ...spec.modules].map((type, idx) => ({ idx, name: String(idx), path: type === 'Transformer' ? '' : (paths[type] ?? type), type: `sentence_transformers.models.${type}` }));

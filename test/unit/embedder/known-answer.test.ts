@@ -2,13 +2,15 @@
  * Known answers for the transformer path in Node (onnxruntime-node): model folders with a real BERT architecture,
  * the real bert-base-uncased vocabulary and seeded weights, in each sentence-transformers layout Engram reads, must
  * embed to the vectors of an independent forward pass (known-answer-model.ts), through createEmbedder and through
- * the engine. Pooling CLS, mean, left-padded last token and the `sentence_embedding` output; prompts per role; fp32
- * and q8; chunks past the length; Matryoshka; and what Engram refuses.
+ * the engine. Pooling CLS, mean, left-padded last token and the `sentence_embedding` output; prompts per role; fp32,
+ * q8 and fp16; chunks past the length; Matryoshka; and what Engram refuses.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import onnxProto from 'onnx-proto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DataType, fromFloat16Bits, toFloat16Bits } from '../../../scripts/models/onnx.js';
 import { createEmbedder, type LocalEmbedder } from '../../../src/embedder/index.js';
 import type { EmbedderOptions } from '../../../src/embedder/options.js';
 import { isEngramError } from '../../../src/errors.js';
@@ -92,6 +94,29 @@ describe('the reference itself', () => {
     expect(new Set(vocab).size).toBe(30_522);
     expect([vocab[0], vocab[100], vocab[CLS], vocab[SEP], vocab[103], vocab[1996], vocab[2015], vocab[7592]]).toEqual(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', '##s', 'hello']);
     expect(tokenize('Hello world!')).toEqual([CLS, 7592, 2088, 999, SEP]);
+  });
+
+  test('half-precision rounding of the fp16 file: every half round-trips, ties go to even, past the range is infinity', () => {
+    for (let bits = 0; bits < 0x10000; bits++) {
+      const value = fromFloat16Bits(bits);
+      if (Number.isNaN(value)) continue;
+      if (toFloat16Bits(value) !== bits && value !== 0) throw new Error(`half ${bits.toString(16)} (${value}) rounds to ${toFloat16Bits(value).toString(16)}`);
+    }
+    const cases: [number, number][] = [
+      [1, 0x3c00],
+      [-2, 0xc000],
+      [1 + 2 ** -11, 0x3c00], // halfway between 1 and the next half: to the even one
+      [1 + 3 * 2 ** -11, 0x3c02],
+      [65504, 0x7bff],
+      [65519, 0x7bff],
+      [65520, 0x7c00],
+      [2 ** -24, 0x0001], // smallest subnormal
+      [2 ** -25, 0x0000], // halfway to it: to even, zero
+      [3 * 2 ** -25, 0x0002],
+      [2 ** -14 - 2 ** -25, 0x0400], // rounds up from the largest subnormal into the smallest normal
+    ];
+    expect(cases.map(([value]) => toFloat16Bits(value))).toEqual(cases.map(([, bits]) => bits));
+    expect(fromFloat16Bits(toFloat16Bits(NaN))).toBeNaN();
   });
 });
 
@@ -195,13 +220,16 @@ describe('known answers in Node, fp32', () => {
   });
 });
 
+/** Each layout with its reference pooling and prompts (undefined: none). */
+const LAYOUT_CASES = [
+  ['ka/cls', 'cls', undefined],
+  ['ka/mean', 'mean', MEAN_PROMPTS],
+  ['ka/last', 'lasttoken', LAST_PROMPTS],
+  ['ka/dense', 'dense', undefined],
+] as const;
+
 describe('known answers in Node, q8', () => {
-  test.each([
-    ['ka/cls', 'cls', undefined],
-    ['ka/mean', 'mean', MEAN_PROMPTS],
-    ['ka/last', 'lasttoken', LAST_PROMPTS],
-    ['ka/dense', 'dense', undefined],
-  ] as const)('%s: the int8 file, documents and queries within 0.99 of the reference', async (model, kind, prompts = { query: '', document: '' }) => {
+  test.each(LAYOUT_CASES)('%s: the int8 file, documents and queries within 0.99 of the reference', async (model, kind, prompts = { query: '', document: '' }) => {
     await using(open(model, { dtype: 'q8' }), async (embedder) => {
       expect(agreement(await embedder.embed(SAMPLE_TEXTS), SAMPLE_TEXTS.map((text) => reference(text, kind, prompts.document)))).toBeGreaterThan(0.99);
       expect(agreement(await embedder.embed(SAMPLE_TEXTS, 'query'), SAMPLE_TEXTS.map((text) => reference(text, kind, prompts.query)))).toBeGreaterThan(0.99);
@@ -220,6 +248,63 @@ describe('known answers in Node, q8', () => {
       expect(Math.min(...vectors.map((v, i) => cosine(v, exact[i]!)))).toBeLessThan(0.999999);
     } finally {
       await Promise.all([q8.dispose(), fp32.dispose()]);
+    }
+  });
+});
+
+describe('known answers in Node, fp16', () => {
+  const decode = (model: string, file: string) => onnxProto.onnx.ModelProto.decode(readFileSync(join(root, ...model.split('/'), 'onnx', file)));
+  /** An initializer's values: float32 or the float16 bit patterns (raw data is little-endian, as typed arrays here). */
+  const values = (t: onnxProto.onnx.ITensorProto): Float32Array | Uint16Array => {
+    const raw = t.rawData!;
+    const buffer = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength);
+    return t.dataType === DataType.FLOAT16 ? new Uint16Array(buffer) : new Float32Array(buffer);
+  };
+
+  test.each(['ka/mean', 'ka/dense'])('%s: model_fp16.onnx is the fp32 graph in float16: int64 inputs, float16 weights (the fp32 values rounded), casts and outputs', (model) => {
+    const fp32 = decode(model, 'model.onnx').graph!;
+    const fp16 = decode(model, 'model_fp16.onnx').graph!;
+    expect(fp16.input!.map((i) => i.type!.tensorType!.elemType)).toEqual([DataType.INT64, DataType.INT64, DataType.INT64]);
+    expect(fp16.output!.map((o) => o.type!.tensorType!.elemType)).toEqual(fp32.output!.map(() => DataType.FLOAT16));
+    expect(fp16.node!.map((n) => n.opType)).toEqual(fp32.node!.map((n) => n.opType));
+    expect(fp16.node!.filter((n) => n.opType === 'Cast').map((n) => Number(n.attribute![0]!.i))).toEqual([DataType.FLOAT16]);
+    const originals = new Map(fp32.initializer!.map((t) => [t.name!, t]));
+    let halves = 0;
+    for (const t of fp16.initializer!) {
+      const original = originals.get(t.name!)!;
+      expect([t.name, t.dims]).toEqual([original.name, original.dims]);
+      if (original.dataType === DataType.INT64) {
+        expect(t.dataType).toBe(DataType.INT64);
+        continue;
+      }
+      expect([t.name, t.dataType]).toEqual([t.name, DataType.FLOAT16]);
+      const [bits, floats] = [values(t) as Uint16Array, values(original) as Float32Array];
+      // Only BERT's LayerNorm epsilon (1e-12) lies outside half precision: clamped to 1e-7, whose nearest half is 2⁻²³, not 0.
+      if (t.name === 'eps') expect(fromFloat16Bits(bits[0]!)).toBe(2 ** -23);
+      else expect(bits.filter((b, i) => b !== toFloat16Bits(floats[i]!)).length, `${t.name}: values not the fp32 ones rounded to half`).toBe(0);
+      halves += bits.length;
+    }
+    expect(halves).toBeGreaterThan(30_522 * HIDDEN);
+  });
+
+  test.each(LAYOUT_CASES)('%s: the fp16 file runs on onnxruntime-node and its float16 output, read as float32, equals the reference', async (model, kind, prompts = { query: '', document: '' }) => {
+    const fp16 = await open(model, { dtype: 'fp16' });
+    const fp32 = await open(model);
+    try {
+      expect(fp16.dtype).toBe('fp16');
+      expect(fp16.id).toMatch(/@fp16.*\/cpu$/);
+      const documents = await fp16.embed(SAMPLE_TEXTS);
+      const queries = await fp16.embed(SAMPLE_TEXTS, 'query');
+      const measured = [agreement(documents, SAMPLE_TEXTS.map((text) => reference(text, kind, prompts.document))), agreement(queries, SAMPLE_TEXTS.map((text) => reference(text, kind, prompts.query)))];
+      // Not the fp32 file under another name: half-precision weights move every vector a little.
+      const exact = await fp32.embed(SAMPLE_TEXTS);
+      const fromFp32 = Math.min(...documents.map((v, i) => cosine(v, exact[i]!)));
+      console.log(`${model} fp16 in Node: documents ${measured[0]!.toFixed(7)}, queries ${measured[1]!.toFixed(7)}; fp16 vs fp32 files ${fromFp32.toFixed(9)}`);
+      expect(measured[0]).toBeGreaterThan(0.999);
+      expect(measured[1]).toBeGreaterThan(0.999);
+      expect(fromFp32).toBeLessThan(0.9999999);
+    } finally {
+      await Promise.all([fp16.dispose(), fp32.dispose()]);
     }
   });
 });
