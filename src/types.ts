@@ -262,3 +262,79 @@ export interface Timeline {
   /** Which order the neighbours come from. */
   by: 'thread' | 'time';
 }
+
+/** One message of a conversation given to `remember`. */
+export interface ConversationMessage {
+  /** Who spoke: 'user', 'assistant', or any label of at most `limits.maxLabelLength` characters. */
+  role: string;
+  /** What was said: non-blank, at most `limits.maxTextLength` characters. */
+  content: string;
+  /** When it was said (a date as for `MemoryInput.createdAt`). Default: `RememberOptions.at`, else now. */
+  at?: number | string | Date;
+}
+
+export interface RememberOptions {
+  /** Store each message as a memory of kind 'turn', linked from the facts drawn from it. Default true. */
+  storeTurns?: boolean;
+  /** When messages without `at` (and plain text) were said. Default: now. */
+  at?: number | string | Date;
+  /** How long each call to the language model may take (ms). Default 30,000. */
+  timeoutMs?: number;
+}
+
+/** Why `remember` or `consolidate` did without the language model for this call. */
+export interface FormationFallback {
+  code: 'NO_MODEL' | 'MODEL_FAILED' | 'MODEL_TIMEOUT' | 'MODEL_UNREADABLE';
+  reason: string;
+}
+
+/** Tokens a formation call spent: the model's counts where it reports them, else estimated (length / 4). */
+export interface FormationTokens {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** What `remember` did. */
+export interface RememberResult {
+  /** New memories: each fact (or, on a fallback, each turn) stored, with the model's reason. */
+  added: { id: string; text: string; reason: string }[];
+  /** Stored memories a new fact updated or contradicted: `id` is now superseded by `by` (deep recall still finds it). */
+  superseded: { id: string; by: string; reason: string }[];
+  /** Facts already known: the stored memory `id` was reinforced instead, nothing added. */
+  unchanged: { id: string; fact: string; reason: string }[];
+  /** Ids of the stored turns, in order (empty when `storeTurns` is false and the model answered). */
+  turns: string[];
+  tokens: FormationTokens;
+  /** Present when the model was not used: the turns were stored as memories instead. */
+  fallback?: FormationFallback;
+  /** Wall time of the call (ms). */
+  ms: number;
+}
+
+export interface ConsolidateOptions {
+  /** Summarise clusters with the engine's language model (when it has one). Default true. */
+  summarize?: boolean;
+  /** Calibrated cosine from which two memories count as one subject for a cluster. Default 0.5. */
+  clusterSimilarity?: number;
+  /** Smallest cluster summarised. Default 3. */
+  minCluster?: number;
+  /** Most memories in one summary. Default 8. */
+  maxCluster?: number;
+  /** Most clusters summarised in one call. Default 10. */
+  maxClusters?: number;
+  /** How long each call to the language model may take (ms). Default 30,000. */
+  timeoutMs?: number;
+}
+
+/** What `consolidate` did. Nothing is deleted: every original stays reachable by deep recall and `why`. */
+export interface ConsolidateResult {
+  /** Near-duplicates folded into the newest of them (`id` superseded by `into`). */
+  folded: { id: string; into: string }[];
+  /** Summary memories made from clusters: each supersedes and derives from `from`. */
+  summaries: { id: string; text: string; from: string[] }[];
+  tokens: FormationTokens;
+  /** Present when summaries were asked for but the model was not used or failed. */
+  fallback?: FormationFallback;
+  ms: number;
+}

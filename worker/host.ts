@@ -32,6 +32,8 @@ export interface HostOptions {
   limits?: EngineOptions['limits'];
   /** The constants of learning from use (`MemoryOptions.learning`). */
   learning?: EngineOptions['learning'];
+  /** The opt-in idle consolidation (`MemoryOptions.consolidation`). */
+  consolidation?: EngineOptions['consolidation'];
   onModelProgress?: EmbedderOptions['onProgress'];
   loadEmbedder: EmbedderLoader;
   /** The page's language model (`MemoryOptions.llm`), already wrapped to check its answers. Default none. */
@@ -63,6 +65,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       reranker: options.reranker ?? null,
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.learning ? { learning: options.learning } : {}),
+      ...(options.consolidation ? { consolidation: options.consolidation } : {}),
     });
   })().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);

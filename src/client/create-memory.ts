@@ -5,7 +5,7 @@
  */
 import * as Comlink from 'comlink';
 import type { EmbedderOptions } from '../embedder/index.js';
-import type { AddOptions, Engine } from '../engine/engine.js';
+import type { AddOptions, Engine, EngineOptions } from '../engine/engine.js';
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import {
   checkEncryption,
@@ -73,6 +73,11 @@ export interface MemoryOptions {
   /** The constants of learning from use (`LearningOptions`, docs/learning.md); applied like `limits`. Default `{}`. */
   learning?: Partial<LearningOptions>;
   /**
+   * Opt-in background consolidation (`EngineOptions.consolidation`): `{ idleMs, options? }` runs `consolidate(options)`
+   * once no write has come for `idleMs`, in the tab that holds the database, with that tab's own setting. Default `false`.
+   */
+  consolidation?: EngineOptions['consolidation'];
+  /**
    * The language model the search stages may call (`understand`, `synthesis`, `hyde`, `rerank: { by: 'llm' }`), each
    * only when a search asks for it. It stays in this page (Chrome's `LanguageModel` exists only in pages) and the
    * worker calls `llm.complete` here. Its `signal` cannot cross to the page, so the page's call is never aborted:
@@ -133,7 +138,7 @@ export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
  */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null } = options;
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null, consolidation = false } = options;
   checkRemoteSearchOptions(search);
   if (encryption !== null) checkEncryption(encryption);
   const llm = checkLanguageModel(options.llm);
@@ -159,7 +164,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, encryption },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, consolidation, encryption },
             onModelProgress && Comlink.proxy(onModelProgress),
             llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
             reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
@@ -232,7 +237,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     ...methods,
     // Made on first read only: an unread promise that rejects would be an unhandled rejection.
     get ready() {
-      return (ready ??= whenReady(status, () => closing !== undefined));
+      return (ready ??= whenReady(status, () => closing !== null));
     },
     // Not engine calls, so not in the table: `status` also reports this tab's own worker, `changePassphrase` runs in
     // this tab's worker only (a passphrase never travels to another tab), and `close` ends this Memory.

@@ -55,6 +55,8 @@ export const MEMORY_METHODS = {
   link: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string', options: 'object?' }, answer: 'object' },
   unlink: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string?' }, answer: 'number' },
   why: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' }, answer: 'object' },
+  remember: { kind: 'write', timeout: 'write', progress: false, args: { conversation: 'string|array', options: 'object?' }, answer: 'object' },
+  consolidate: { kind: 'write', timeout: 'write', progress: false, args: { options: 'object?' }, answer: 'object' },
 } as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
 
 /** The engine methods a Memory offers. */

@@ -13,14 +13,15 @@ import { invalidInput } from '../errors.js';
 import { checkCompletion, checkRankedIds } from '../llm/completion.js';
 import type { LanguageModel, LlmCompletion, RerankCandidate, Reranker } from '../llm/types.js';
 
-/** The page's `llm.complete`, as the worker calls it: only `maxTokens` travels. */
-export type PageCompletion = (prompt: string, maxTokens: number | undefined) => Promise<LlmCompletion>;
+/** The page's `llm.complete`, as the worker calls it: only `maxTokens` and `responseConstraint` (plain data) travel. */
+export type PageCompletion = (prompt: string, maxTokens: number | undefined, responseConstraint?: object) => Promise<LlmCompletion>;
 /** The page's `reranker`, as the worker calls it. */
 export type PageReranker = (query: string, candidates: RerankCandidate[]) => Promise<string[]>;
 
 /** Page side: the function that crosses for `llm` (wrapped in `Comlink.proxy` by the caller). */
 export function pageCompletion(llm: LanguageModel): PageCompletion {
-  return async (prompt, maxTokens) => llm.complete(prompt, typeof maxTokens === 'number' ? { maxTokens } : {});
+  return async (prompt, maxTokens, responseConstraint) =>
+    llm.complete(prompt, { ...(typeof maxTokens === 'number' ? { maxTokens } : {}), ...(isObject(responseConstraint) ? { responseConstraint } : {}) });
 }
 
 /** Page side: the function that crosses for `reranker`. */
@@ -40,7 +41,8 @@ export function languageModelFromPage(remote: Comlink.Remote<PageCompletion>): L
   return {
     async complete(prompt, options) {
       const maxTokens = typeof options?.maxTokens === 'number' ? options.maxTokens : undefined;
-      return checkCompletion(await remote(prompt, maxTokens), "the page's language model");
+      const answer = options?.responseConstraint ? await remote(prompt, maxTokens, options.responseConstraint) : await remote(prompt, maxTokens);
+      return checkCompletion(answer, "the page's language model");
     },
   };
 }
@@ -51,4 +53,8 @@ export function rerankerFromPage(remote: Comlink.Remote<PageReranker>): Reranker
     const plain = candidates.map(({ id, text, score }) => ({ id, text, score }));
     return checkRankedIds(await remote(query, plain), "the page's reranker");
   };
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }

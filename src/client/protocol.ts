@@ -10,6 +10,7 @@ import type { ActiveDevice, DeviceChoice, DeviceReason } from '../embedder/optio
 import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError, type SerializedEngramError } from '../errors.js';
 import type { SearchOptions } from '../search/options.js';
 import type { RecordLimits } from '../engine/validate.js';
+import type { EngineOptions } from '../engine/engine.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { PageCompletion, PageReranker } from './page-hooks.js';
 import type { CallTimeouts, MethodName, WireArgs, WireResult } from './methods.js';
@@ -105,6 +106,8 @@ export interface WorkerOpenOptions {
   limits: Partial<RecordLimits>;
   /** `MemoryOptions.learning`, likewise. */
   learning: Partial<LearningOptions>;
+  /** `MemoryOptions.consolidation`, likewise. */
+  consolidation: EngineOptions['consolidation'];
   /** `MemoryOptions.encryption`: stays in the worker that receives it, never sent to another tab. */
   encryption: EncryptionOptions | null;
 }

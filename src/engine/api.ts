@@ -2,7 +2,7 @@
 import type { IndexSnapshot } from '../lexical/snapshot.js';
 import type { SearchOptions } from '../search/options.js';
 import type {
-  Association, Embedder, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
+  Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
 
 export interface AddOptions {
@@ -55,6 +55,21 @@ export interface Engine {
   unlink(from: string, to: string, kind?: LinkKind): Promise<number>;
   /** The provenance links reached from a memory, breadth first (`WhyOptions`). NOT_FOUND for an unknown id. */
   why(id: string, options?: WhyOptions): Promise<Why>;
+  /**
+   * Memory formation (docs/formation.md): the engine's language model lists the facts about the user in a
+   * conversation (messages, or plain text as one user message) and decides for each against the closest stored
+   * memories: add it, supersede the memory it updates or contradicts, or reinforce the one that already says it.
+   * New facts link `derives_from` to their turns, stored as memories of kind 'turn' (unless `storeTurns: false`).
+   * Without a model, or when it fails, times out or answers off the JSON shape, the turns are stored and
+   * `fallback` says why. INVALID_INPUT for a conversation or options of another shape.
+   */
+  remember(conversation: string | ConversationMessage[], options?: RememberOptions): Promise<RememberResult>;
+  /**
+   * Folds near-duplicates (calibrated cosine ≥ the supersede threshold) into the newest; with the engine's language
+   * model, also summarises clusters of related memories into one memory that supersedes them and derives from each.
+   * Nothing is deleted: deep recall and `why` still reach every original.
+   */
+  consolidate(options?: ConsolidateOptions): Promise<ConsolidateResult>;
   /** How many memories, core memories, associations and provenance links the engine holds. */
   stats(): Promise<EngineStats>;
   /** The lexical index in its binary snapshot form, with the store's change counter (waits for queued writes first). */

@@ -15,12 +15,16 @@ import type { PipelineState } from '../search/state.js';
 import { ThreadIndex } from '../search/thread-index.js';
 import { changesIndexed } from '../store/change-counter.js';
 import type {
-  Association, Embedder, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
+  Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
 import { checkId, newId } from '../util/ids.js';
 import type { AddOptions, Engine, EngineStats } from './api.js';
 import { AssociationGraph } from './associations.js';
+import { consolidate } from './consolidate.js';
 import { cloneRecord } from './copy.js';
+import { remember, TURN_KIND, type FormationHost, type FormationWrite } from './formation.js';
+import { writeFormation } from './formation-write.js';
+import { IdleConsolidation } from './idle-consolidation.js';
 import { encodeLexical, repackLexical } from './lexical-persistence.js';
 import { LinkGraph } from './links.js';
 import { loadState } from './open.js';
@@ -77,6 +81,8 @@ class EngramEngine implements Engine {
   private closed = false;
   /** Until the background load of every record starts (`startRecordLoad`). */
   private recordLoadTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The opt-in idle consolidation (EngineOptions.consolidation), poked after each write. */
+  private readonly idle: IdleConsolidation | null;
 
   constructor(private readonly options: ResolvedEngineOptions) {
     this.lexical = new LexicalIndex(options.lexical);
@@ -86,6 +92,8 @@ class EngramEngine implements Engine {
     this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError, (edges) => this.associations.asWrite(edges));
     this.vectors = new VectorState(options, this.records, this.queue);
     this.provenance = new Provenance(this.records, this.queue, this.links, this.associations, options.clock);
+    const schedule = options.consolidation;
+    this.idle = schedule ? new IdleConsolidation(schedule.idleMs, () => this.consolidate(schedule.options), options.onBackgroundError) : null;
   }
 
   async open(): Promise<void> {
@@ -141,7 +149,7 @@ class EngramEngine implements Engine {
 
   add(input: MemoryInput | MemoryInput[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return this.queue.run(async () => {
+    return this.afterWrite(this.queue.run(async () => {
       const list = Array.isArray(input) ? input : [input];
       checkCallSize(list.length, this.options.limits, 'add');
       const now = this.options.clock();
@@ -155,12 +163,12 @@ class EngramEngine implements Engine {
         for (const record of stored) this.records.set(record);
       });
       return batch.map((r) => r.id);
-    });
+    }));
   }
 
   import(input: (MemoryRecord | MemoryInput)[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return this.queue.run(async () => {
+    return this.afterWrite(this.queue.run(async () => {
       if (!Array.isArray(input)) throw invalidInput('import takes an array of records');
       checkCallSize(input.length, this.options.limits, 'import');
       const now = this.options.clock();
@@ -180,12 +188,12 @@ class EngramEngine implements Engine {
       const vectors = await this.vectors.embedAll(batch, opts.onProgress, (r) => this.vectors.reusableVector(r));
       await this.queue.commit({ put: batch, vectors: this.vectors.pack(batch, vectors) }, () => this.applyRecords(batch, vectors));
       return batch.map((r) => r.id);
-    });
+    }));
   }
 
   update(id: string, patch: MemoryPatch): Promise<MemoryRecord> {
     this.checkOpen();
-    return this.queue.run(async () => {
+    return this.afterWrite(this.queue.run(async () => {
       const current = await this.records.mustGet(id);
       const next = applyPatch(current, patch, this.options.clock(), this.options.limits);
       const textChanged = next.text !== current.text;
@@ -196,7 +204,7 @@ class EngramEngine implements Engine {
         this.threads.upsertAll([next]);
       });
       return cloneRecord(next);
-    });
+    }));
   }
 
   pin(id: string, pinned = true): Promise<MemoryRecord> {
@@ -229,6 +237,38 @@ class EngramEngine implements Engine {
       });
       return gone.size;
     });
+  }
+
+  // ---- memory formation (formation.ts, consolidate.ts) ----------------------------------------------------
+
+  remember(conversation: string | ConversationMessage[], options?: RememberOptions): Promise<RememberResult> {
+    this.checkOpen();
+    return this.afterWrite(remember(this.formation, conversation, options));
+  }
+
+  consolidate(options?: ConsolidateOptions): Promise<ConsolidateResult> {
+    this.checkOpen();
+    const { llm, clock, limits, supersedeThreshold, calibrateSimilarity: calibrate } = this.options;
+    const { records, associations } = this;
+    return consolidate({ llm, clock, limits, records, index: this.vectors.index, associations, supersedeThreshold, calibrate, write: this.formation.write }, options);
+  }
+
+  /** What formation reads and writes: candidates come from a search that changes nothing (no touch, no model stage). */
+  private get formation(): FormationHost {
+    const { llm, clock, limits, learning } = this.options;
+    const parts = { records: this.records, queue: this.queue, vectors: this.vectors, links: this.links, learning, session: this.session, clock };
+    const apply = (batch: readonly MemoryRecord[], vectors: Float32Array[] | null) => this.applyRecords(batch, vectors);
+    return {
+      llm,
+      clock,
+      limits,
+      closest: async (text, k) => {
+        const quiet = { touch: false, reinforce: false, understand: 'rules', synthesis: false, hyde: false, rerank: false, associations: false, deepRecall: false } as const;
+        const { hits } = await this.search(text, { ...quiet, k: k * 2 });
+        return hits.map((hit) => hit.memory).filter((m) => m.kind !== TURN_KIND && m.supersededBy === undefined).slice(0, k);
+      },
+      write: (change: FormationWrite) => this.queue.run(() => writeFormation({ ...parts, apply }, change)),
+    };
   }
 
   // ---- reads --------------------------------------------------------------------------------------------
@@ -322,6 +362,7 @@ class EngramEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.idle?.stop();
     this.vectors.stop();
     this.records.stop();
     if (this.recordLoadTimer !== null) clearTimeout(this.recordLoadTimer);
@@ -340,6 +381,13 @@ class EngramEngine implements Engine {
 
   private checkOpen(): void {
     if (this.closed) throw new EngramError(ErrorCode.CLOSED, 'this engine is closed');
+  }
+
+  /** `write`, restarting the idle consolidation's wait when it settles (it counts from the end of the last write). */
+  private afterWrite<T>(write: Promise<T>): Promise<T> {
+    if (!this.idle) return write;
+    const idle = this.idle;
+    return write.finally(() => idle.poke());
   }
 
   /** Puts records into the map and every index (with their vectors when given). */

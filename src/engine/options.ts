@@ -8,7 +8,7 @@ import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
-import type { Embedder, Progress } from '../types.js';
+import type { ConsolidateOptions, Embedder, Progress } from '../types.js';
 import { QuantizedScan } from '../vector/quantized-scan.js';
 import type { VectorScan } from '../vector/scan.js';
 import { defaultRecordLimits, type RecordLimits } from './validate.js';
@@ -77,6 +77,11 @@ export interface EngineOptions {
   recordCacheSize?: number;
   /** The constants of learning from use (search/reinforce.ts `LearningOptions`, each default documented there). */
   learning?: Partial<LearningOptions>;
+  /**
+   * Opt-in background consolidation: once no write has come for `idleMs`, `consolidate(options)` runs (failures go to
+   * `onBackgroundError`). Default `false`: only explicit `consolidate()` calls.
+   */
+  consolidation?: false | { idleMs: number; options?: ConsolidateOptions };
 }
 
 /** `EngineOptions` checked once, with every default filled in. */
@@ -103,6 +108,7 @@ export interface ResolvedEngineOptions {
   residentRecords: number;
   recordCacheSize: number;
   learning: LearningOptions;
+  consolidation: false | { idleMs: number; options: ConsolidateOptions };
 }
 
 /** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults. */
@@ -150,7 +156,17 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     residentRecords: nonNegativeInt(options.residentRecords ?? 200_000, 'residentRecords'),
     recordCacheSize: nonNegativeInt(options.recordCacheSize ?? 20_000, 'recordCacheSize'),
     learning: resolveLearning(options.learning),
+    consolidation: resolveConsolidation(options.consolidation),
   };
+}
+
+function resolveConsolidation(value: EngineOptions['consolidation']): ResolvedEngineOptions['consolidation'] {
+  if (value === undefined || value === false) return false;
+  if (typeof value !== 'object' || value === null) throw invalidInput('consolidation must be false or { idleMs, options? }');
+  const { idleMs, options = {} } = value;
+  if (typeof idleMs !== 'number' || !(idleMs > 0 && idleMs <= 2 ** 31 - 1)) throw invalidInput(`consolidation.idleMs must be a positive number of milliseconds up to ${2 ** 31 - 1}, got ${String(idleMs)}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('consolidation.options must be an object');
+  return { idleMs, options };
 }
 
 /** `defaultLearningOptions` with the caller's fields over them, checked. */

@@ -71,8 +71,12 @@ export async function planSupersedeAsync<R extends SupersedeFacts>(
 /** The floor every passing score reaches, and the calibration baseline of the stored and new vectors. */
 function floorOf(context: SupersedeContext<SupersedeFacts>, vectors: readonly Float32Array[]): { floor: number; baseline: number } {
   const baseline = context.calibrate ? batchBaseline(context.index, vectors) : 0;
-  const threshold = context.threshold as number;
-  return { floor: lowestPassing((score) => calibratedCosine(score, baseline) >= threshold), baseline };
+  return { floor: passingFloor(context.threshold as number, baseline), baseline };
+}
+
+/** A raw cosine under every score whose cosine calibrated against `baseline` reaches `threshold` (consolidate.ts too). */
+export function passingFloor(threshold: number, baseline: number): number {
+  return lowestPassing((score) => calibratedCosine(score, baseline) >= threshold);
 }
 
 /** The walk of the batch in order, given each new memory's stored matches (`stored[i]`, and all of them: `everyStored(i)`). */

@@ -5,6 +5,7 @@
  * - Each call prompts a clone of that session (a fresh session where `clone` is missing) and destroys it after,
  *   so calls never see each other's prompts and the context never fills up.
  * - `signal` goes to `clone` and `prompt` (which reject with an AbortError) and ends the wait at once.
+ * - `responseConstraint` (a JSON schema) goes to `prompt`, which then answers JSON of that shape.
  * - `maxTokens` has no counterpart: the Prompt API has no output-length limit. The stage's prompt asks for a short
  *   answer and its timeout bounds the call.
  * - Tokens: `promptTokens` from `measureContextUsage(prompt)` (`measureInputUsage` in older Chrome and
@@ -25,7 +26,7 @@ export type PromptApiAvailability = 'unavailable' | 'downloadable' | 'downloadin
 
 /** A Prompt API session, typed by the members used here (newer and older Chrome names). */
 export interface PromptApiSession {
-  prompt(input: string, options?: { signal?: AbortSignal }): Promise<string>;
+  prompt(input: string, options?: { signal?: AbortSignal; responseConstraint?: object }): Promise<string>;
   clone?(options?: { signal?: AbortSignal }): Promise<PromptApiSession>;
   destroy?(): void;
   measureContextUsage?(input: string, options?: { signal?: AbortSignal }): Promise<number>;
@@ -135,7 +136,7 @@ export function promptApiModel(options: PromptApiModelOptions = {}): PromptApiMo
       session = null;
       void current?.then((open) => open.destroy?.()).catch(() => undefined);
     },
-    async complete(prompt, { signal } = {}) {
+    async complete(prompt, { signal, responseConstraint } = {}) {
       const opening = openSession();
       const base = await raceAbort(opening, signal);
       // Each call on its own copy, so calls do not share a conversation.
@@ -149,7 +150,8 @@ export function promptApiModel(options: PromptApiModelOptions = {}): PromptApiMo
       try {
         const promptTokens = await measure(fresh, prompt, signal);
         const before = usageOf(fresh);
-        const text = await fresh.prompt(prompt, signal ? { signal } : {});
+        // Structured output where the caller asks for it (memory formation's JSON answers).
+        const text = await fresh.prompt(prompt, { ...(signal ? { signal } : {}), ...(responseConstraint ? { responseConstraint } : {}) });
         const after = usageOf(fresh);
         const grown = after !== undefined && before !== undefined && promptTokens !== undefined ? after - before - promptTokens : undefined;
         return checkCompletion(

@@ -11,6 +11,11 @@ export interface LlmCallOptions {
   maxTokens?: number;
   /** Aborted when the stage gives up (its timeout) or the search ends. In a Memory it does not cross to the page. */
   signal?: AbortSignal;
+  /**
+   * A JSON schema the answer must follow, where the model can enforce one (the Prompt API's `responseConstraint`);
+   * other models ignore it, and the caller still checks the answer. Plain data: it crosses to the page.
+   */
+  responseConstraint?: object;
 }
 
 /** Any text-completion model: Chrome's Prompt API, WebLLM, or a function calling the app's own server (src/llm/adapters). */

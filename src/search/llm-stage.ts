@@ -28,10 +28,13 @@ export interface StageOutcome {
   note?: string | undefined;
 }
 
+/** Why a call gave nothing usable: no model reached, no answer in time, a failure, or an answer that could not be read. */
+export type LlmFailure = 'unavailable' | 'timeout' | 'failed' | 'unreadable';
+
 type LlmAnswer<T> =
   | { ok: true; value: T; usage: TokenUsage }
   /** No `usage` when no model was reached (MODEL_NOT_FOUND): the trace counts no call and no tokens. */
-  | { ok: false; note: string; usage?: TokenUsage };
+  | { ok: false; note: string; failure: LlmFailure; usage?: TokenUsage };
 
 interface LlmStageCall<T> {
   prompt: string;
@@ -39,25 +42,27 @@ interface LlmStageCall<T> {
   timeoutMs: number;
   /** Reads the answer; throws (any error) when it is malformed. */
   parse(text: string): T;
+  /** Passed to `complete` as is (the Prompt API's `responseConstraint`, a JSON schema the answer must follow). */
+  responseConstraint?: object;
 }
 
 /** Calls `llm` once with a timeout, and reads the answer with `parse`. */
 export async function askLlm<T>(llm: LanguageModel, call: LlmStageCall<T>): Promise<LlmAnswer<T>> {
   const promptEstimate = estimateTokens(call.prompt);
   const unanswered: TokenUsage = { promptTokens: promptEstimate, completionTokens: 0 };
-  const settled = await settleWithin((signal) => llm.complete(call.prompt, { maxTokens: call.maxTokens, signal }), call.timeoutMs);
-  if (settled.kind === 'timeout') return { ok: false, note: `the language model did not answer within ${call.timeoutMs} ms`, usage: unanswered };
+  const settled = await settleWithin((signal) => llm.complete(call.prompt, call.responseConstraint ? { maxTokens: call.maxTokens, signal, responseConstraint: call.responseConstraint } : { maxTokens: call.maxTokens, signal }), call.timeoutMs);
+  if (settled.kind === 'timeout') return { ok: false, failure: 'timeout', note: `the language model did not answer within ${call.timeoutMs} ms`, usage: unanswered };
   if (settled.kind === 'error') {
     // A model that is not there (no Prompt API, none picked) read no prompt: no call, no tokens.
-    if (isEngramError(settled.error, ErrorCode.MODEL_NOT_FOUND)) return { ok: false, note: `no language model: ${errorText(settled.error)}` };
-    return { ok: false, note: `the language model failed: ${errorText(settled.error)}`, usage: unanswered };
+    if (isEngramError(settled.error, ErrorCode.MODEL_NOT_FOUND)) return { ok: false, failure: 'unavailable', note: `no language model: ${errorText(settled.error)}` };
+    return { ok: false, failure: 'failed', note: `the language model failed: ${errorText(settled.error)}`, usage: unanswered };
   }
   let completion: { text: string; promptTokens?: number; completionTokens?: number };
   try {
     const checked = checkCompletion(settled.value, 'the language model');
     completion = typeof checked === 'string' ? { text: checked } : checked;
   } catch (error) {
-    return { ok: false, note: `the language model answered something other than text (${errorText(error)})`, usage: unanswered };
+    return { ok: false, failure: 'unreadable', note: `the language model answered something other than text (${errorText(error)})`, usage: unanswered };
   }
   const usage: TokenUsage = {
     promptTokens: completion.promptTokens ?? promptEstimate,
@@ -66,7 +71,7 @@ export async function askLlm<T>(llm: LanguageModel, call: LlmStageCall<T>): Prom
   try {
     return { ok: true, value: call.parse(completion.text), usage };
   } catch (error) {
-    return { ok: false, note: `the language model's answer could not be read: ${errorText(error)}`, usage };
+    return { ok: false, failure: 'unreadable', note: `the language model's answer could not be read: ${errorText(error)}`, usage };
   }
 }
 

@@ -31,6 +31,13 @@ import {
   type LanguageModel,
   type Reranker,
   type Timeline,
+  type ConsolidateOptions,
+  type ConsolidateResult,
+  type ConversationMessage,
+  type FormationFallback,
+  type LlmCallOptions,
+  type RememberOptions,
+  type RememberResult,
 } from '../../src/index.js';
 import * as nodeEntry from '../../src/node.js';
 
@@ -119,6 +126,21 @@ describe('language models, re-rankers and the timeline', () => {
     expectTypeOf<Engine['timeline']>().returns.resolves.toEqualTypeOf<Timeline>();
     expectTypeOf<Memory['timeline']>().returns.resolves.toEqualTypeOf<Timeline>();
     expectTypeOf<Timeline['by']>().toEqualTypeOf<'thread' | 'time'>();
+  });
+});
+
+describe('memory formation', () => {
+  test('remember and consolidate on Engine and Memory alike', () => {
+    expectTypeOf<Memory['remember']>().toEqualTypeOf<Engine['remember']>();
+    expectTypeOf<Memory['consolidate']>().toEqualTypeOf<Engine['consolidate']>();
+    expectTypeOf<Memory['remember']>().parameters.toEqualTypeOf<[conversation: string | ConversationMessage[], options?: RememberOptions]>();
+    expectTypeOf<Memory['remember']>().returns.resolves.toEqualTypeOf<RememberResult>();
+    expectTypeOf<Memory['consolidate']>().returns.resolves.toEqualTypeOf<ConsolidateResult>();
+    expectTypeOf<FormationFallback['code']>().toEqualTypeOf<'NO_MODEL' | 'MODEL_FAILED' | 'MODEL_TIMEOUT' | 'MODEL_UNREADABLE'>();
+    expectTypeOf<ConsolidateOptions>().toMatchTypeOf<object>();
+    expectTypeOf<LlmCallOptions['responseConstraint']>().toEqualTypeOf<object | undefined>();
+    // @ts-expect-error: a message needs content
+    void ((memory: Memory) => memory.remember([{ role: 'user' }]));
   });
 });
 

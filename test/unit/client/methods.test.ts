@@ -15,6 +15,7 @@ import {
   type MethodName,
 } from '../../../src/client/methods.js';
 import { createEngine, memoryStore, type Engine } from '../../../src/index.js';
+import { testEmbedder } from '../helpers/embedder.js';
 
 const timeouts = { callMs: 111, writeMs: 222, openMs: 333 };
 
@@ -145,14 +146,23 @@ describe('kind', () => {
     link: (e) => e.link('b', 'a', 'references'),
     unlink: (e) => e.unlink('a', 'b'),
     why: (e) => e.why('a'),
+    // No model: the text is stored as a turn.
+    remember: (e) => e.remember('c new'),
+    // 'a' folds into its newer near-duplicate 'a2' (SETUP).
+    consolidate: (e) => e.consolidate(),
+  };
+  /** What a call needs beyond a and b, before writes are counted. */
+  const SETUP: Partial<Record<MethodName, (engine: Engine) => Promise<unknown>>> = {
+    consolidate: (e) => e.import([{ id: 'a2', text: 'alpha', createdAt: Date.now() + 1000 }]),
   };
 
   it('a method writes to the store exactly when its entry says write', async () => {
     for (const method of METHOD_NAMES) {
       const store = memoryStore();
-      const engine = await createEngine({ store, embedder: null });
+      const engine = await createEngine({ store, embedder: method === 'consolidate' ? testEmbedder() : null });
       await engine.add([{ id: 'a', text: 'alpha' }, { id: 'b', text: 'beta' }]);
       await engine.link('a', 'b', 'derives_from');
+      await SETUP[method]?.(engine);
       await engine.flush();
       let writes = 0;
       const write = store.write.bind(store);

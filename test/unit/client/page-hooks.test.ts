@@ -32,6 +32,14 @@ describe('the page language model called from the worker side', () => {
     expect(calls).toEqual([{ prompt: 'expand: garden', options: { maxTokens: 40 } }]);
   });
 
+  it('a responseConstraint (plain data) crosses to the page with the prompt', async () => {
+    const { llm, calls } = scriptedLlm(() => '{"facts":[]}');
+    const model = languageModelFromPage(acrossBoundary<PageCompletion>(pageCompletion(llm)));
+    const schema = { type: 'object', required: ['facts'] };
+    expect(await model.complete('extract', { maxTokens: 10, responseConstraint: schema })).toBe('{"facts":[]}');
+    expect(calls).toEqual([{ prompt: 'extract', options: { maxTokens: 10, responseConstraint: schema } }]);
+  });
+
   it.each([
     ['a number', 7],
     ['an object without text', { words: ['a'] }],

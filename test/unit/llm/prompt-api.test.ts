@@ -23,13 +23,14 @@ interface Script {
 }
 
 function scriptedPromptApi(script: Script = {}) {
-  const log = { availability: 0, creates: [] as PromptApiCreateOptions[], clones: 0, destroyed: 0, prompts: [] as string[] };
+  const log = { availability: 0, creates: [] as PromptApiCreateOptions[], clones: 0, destroyed: 0, prompts: [] as string[], constraints: [] as (object | undefined)[] };
   const makeSession = (initialUsage: number): PromptApiSession => {
     let used = initialUsage;
     const measure = async (input: string) => words(input);
     const session: PromptApiSession & Record<string, unknown> = {
       async prompt(input, options) {
         log.prompts.push(input);
+        log.constraints.push(options?.responseConstraint);
         const answer = (script.answer ?? (() => 'one two three'))(input);
         if (answer === undefined) {
           return new Promise<string>((_resolve, reject) => {
@@ -91,6 +92,15 @@ describe('promptApiModel', () => {
     expect(log.clones).toBe(2);
     expect(log.destroyed).toBe(2); // each clone, not the kept session
     expect(log.prompts).toEqual(['first query', 'second query here']);
+  });
+
+  it('passes a responseConstraint (JSON schema) to prompt, for structured output, and none when not asked', async () => {
+    const { api, log } = scriptedPromptApi({ answer: () => '{"summary":null}' });
+    const model = promptApiModel({ api });
+    const schema = { type: 'object', properties: { summary: { type: ['string', 'null'] } }, required: ['summary'] };
+    await model.complete('summarise', { responseConstraint: schema });
+    await model.complete('plain', {});
+    expect(log.constraints).toEqual([schema, undefined]);
   });
 
   it('reports prompt tokens from measureContextUsage and completion tokens from the growth of contextUsage', async () => {

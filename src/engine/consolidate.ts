@@ -1,0 +1,161 @@
+/**
+ * `consolidate`, in the seeds' two forms (docs/formation.md). Without a model: live near-duplicates (calibrated
+ * cosine ≥ the supersede threshold) fold into the newest of them. With one: a cluster of live memories about one
+ * subject (a seed, the memories most similar to it and those the association graph ties to it) becomes one summary
+ * memory that supersedes them and links `derives_from` to each. Nothing is deleted: every original stays reachable
+ * by deep recall and `why`. The plan is made outside the write queue; the write is one commit (formation-write.ts).
+ */
+import { invalidInput } from '../errors.js';
+import { askLlm, errorText } from '../search/llm-stage.js';
+import type { LanguageModel } from '../llm/types.js';
+import type { ConsolidateOptions, ConsolidateResult, FormationFallback, Link, MemoryRecord } from '../types.js';
+import { describeValue } from '../util/describe.js';
+import type { VectorIndex } from '../vector/vector-index.js';
+import type { AssociationGraph } from './associations.js';
+import { FORMATION_TIMEOUT_MS, NO_MODEL, TURN_KIND, TokenTally, checkTimeout, fallbackOf, type FormationWrite } from './formation.js';
+import { SUMMARIZE_SCHEMA, parseSummary, summarizePrompt } from './formation-prompts.js';
+import type { RecordTable } from './record-table.js';
+import { passingFloor } from './supersede.js';
+import { recordFromInput, type RecordLimits } from './validate.js';
+
+/** Matches kept per memory when folding: more wait for the next consolidation. */
+const FOLD_PROBE = 32;
+/** Memories asked about at once (the vectors of one chunk are held together). */
+const CHUNK = 256;
+const SUMMARY_MAX_TOKENS = 400;
+
+export interface ConsolidationParts {
+  llm: LanguageModel | null;
+  clock(): number;
+  limits: RecordLimits;
+  records: RecordTable;
+  index: VectorIndex | null;
+  associations: AssociationGraph;
+  supersedeThreshold: number | false;
+  calibrate: boolean;
+  write(change: FormationWrite): Promise<{ superseded: Map<string, string> }>;
+}
+
+interface Resolved {
+  summarize: boolean;
+  clusterSimilarity: number;
+  minCluster: number;
+  maxCluster: number;
+  maxClusters: number;
+  timeoutMs: number;
+}
+
+export async function consolidate(parts: ConsolidationParts, options: unknown = {}): Promise<ConsolidateResult> {
+  const started = performance.now();
+  const opts = checkConsolidateOptions(options);
+  const tally = new TokenTally();
+  const now = parts.clock();
+  const change: FormationWrite = { created: [], supersede: new Map(), links: [], reinforce: [] };
+  const index = parts.index;
+  // Newest first: a memory folds the older near-duplicates it finds, and a seed gathers a cluster around it.
+  const live = [...parts.records.summaryValues()].filter((s) => s.supersededBy === undefined && index?.has(s.id)).sort((a, b) => b.createdAt - a.createdAt);
+  const baseline = parts.calibrate && index ? index.meanPairwiseCosine() : 0;
+
+  if (index && parts.supersedeThreshold !== false) await fold(index, live, passingFloor(parts.supersedeThreshold, baseline), change.supersede);
+
+  let fallback: FormationFallback | undefined;
+  const summaries: ConsolidateResult['summaries'] = [];
+  if (opts.summarize && !parts.llm) fallback = NO_MODEL;
+  else if (opts.summarize && index) {
+    const clusters = await clustersOf(parts, index, live.filter((s) => !change.supersede.has(s.id) && s.kind !== TURN_KIND).map((s) => s.id), passingFloor(opts.clusterSimilarity, baseline), opts, now);
+    for (const ids of clusters) {
+      const members = await parts.records.getMany(ids);
+      const answer = await askLlm(parts.llm as LanguageModel, {
+        prompt: summarizePrompt(members),
+        maxTokens: SUMMARY_MAX_TOKENS,
+        timeoutMs: opts.timeoutMs,
+        responseConstraint: SUMMARIZE_SCHEMA,
+        parse: parseSummary,
+      });
+      tally.add(answer.usage);
+      if (!answer.ok) {
+        // The folds still happen; the summaries wait for a model that answers.
+        fallback = fallbackOf(answer.failure, answer.note);
+        break;
+      }
+      if (answer.value === null) continue;
+      let summary: MemoryRecord;
+      try {
+        summary = recordFromInput({ text: answer.value, createdAt: Math.max(...members.map((m) => m.createdAt)), meta: { formation: 'summary' } }, now, parts.limits, 'summary');
+      } catch (error) {
+        fallback = fallbackOf('unreadable', `the language model's answer could not be read: ${errorText(error)}`);
+        break;
+      }
+      change.created.push(summary);
+      for (const member of members) {
+        change.supersede.set(member.id, summary.id);
+        change.links.push({ from: summary.id, to: member.id, kind: 'derives_from', confidence: 1, createdAt: now } satisfies Link);
+      }
+      summaries.push({ id: summary.id, text: summary.text, from: members.map((m) => m.id) });
+    }
+  }
+  const written = await parts.write(change);
+  const summaryIds = new Set(summaries.map((s) => s.id));
+  const folded = [...written.superseded].filter(([, into]) => !summaryIds.has(into)).map(([id, into]) => ({ id, into }));
+  return { folded, summaries, tokens: tally.tokens, ...(fallback ? { fallback } : {}), ms: performance.now() - started };
+}
+
+/** Marks each live memory's older near-duplicates (cosine ≥ `floor`) as superseded by it, newest first. */
+async function fold(index: VectorIndex, live: readonly { id: string; createdAt: number }[], floor: number, marks: Map<string, string>): Promise<void> {
+  const createdAt = new Map(live.map((s) => [s.id, s.createdAt]));
+  const keepers = new Set<string>();
+  for (let start = 0; start < live.length; start += CHUNK) {
+    const chunk = live.slice(start, start + CHUNK).filter((s) => !marks.has(s.id));
+    const found = await index.matchesAboveAsync(await vectorsOf(index, chunk.map((s) => s.id)), floor, FOLD_PROBE);
+    chunk.forEach((memory, i) => {
+      if (marks.has(memory.id)) return;
+      keepers.add(memory.id);
+      for (const { id } of found[i]!.matches) {
+        const at = createdAt.get(id);
+        if (id === memory.id || at === undefined || at > memory.createdAt || keepers.has(id) || marks.has(id)) continue;
+        marks.set(id, memory.id);
+      }
+    });
+  }
+}
+
+/** Clusters of ids about one subject: each seed with its most similar memories and its associations, unclaimed ones only. */
+async function clustersOf(parts: ConsolidationParts, index: VectorIndex, ids: readonly string[], floor: number, opts: Resolved, now: number): Promise<string[][]> {
+  const eligible = new Set(ids);
+  const claimed = new Set<string>();
+  const clusters: string[][] = [];
+  for (let start = 0; start < ids.length && clusters.length < opts.maxClusters; start += CHUNK) {
+    const chunk = ids.slice(start, start + CHUNK);
+    const found = await index.matchesAboveAsync(await vectorsOf(index, chunk), floor, opts.maxCluster * 2);
+    chunk.forEach((seed, i) => {
+      if (claimed.has(seed) || clusters.length >= opts.maxClusters) return;
+      const similar = found[i]!.matches.map((m) => m.id);
+      const associated = parts.associations.related(seed, now).map((a) => a.id);
+      const members = [seed, ...new Set([...similar, ...associated])].filter((id, j, all) => eligible.has(id) && !claimed.has(id) && all.indexOf(id) === j).slice(0, opts.maxCluster);
+      if (members.length < opts.minCluster) return;
+      members.forEach((id) => claimed.add(id));
+      clusters.push(members);
+    });
+  }
+  return clusters;
+}
+
+async function vectorsOf(index: VectorIndex, ids: readonly string[]): Promise<Float32Array[]> {
+  const exact = index.isCompact ? await index.exactVectors(ids) : null;
+  return ids.map((id) => (exact ? exact.get(id) : index.get(id)) ?? new Float32Array(index.dim));
+}
+
+function checkConsolidateOptions(options: unknown): Resolved {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput(`consolidate options must be an object, got ${describeValue(options)}`);
+  const o = options as ConsolidateOptions;
+  const { summarize = true, clusterSimilarity = 0.5, minCluster = 3, maxCluster = 8, maxClusters = 10, timeoutMs = FORMATION_TIMEOUT_MS } = o;
+  if (typeof summarize !== 'boolean') throw invalidInput(`consolidate option summarize must be a boolean, got ${describeValue(summarize)}`);
+  if (typeof clusterSimilarity !== 'number' || !Number.isFinite(clusterSimilarity)) throw invalidInput(`consolidate option clusterSimilarity must be a number, got ${describeValue(clusterSimilarity)}`);
+  const int = (value: unknown, name: string, min: number): number => {
+    if (!Number.isInteger(value) || (value as number) < min || (value as number) > 1000) throw invalidInput(`consolidate option ${name} must be an integer from ${min} to 1000, got ${describeValue(value)}`);
+    return value as number;
+  };
+  const resolved = { summarize, clusterSimilarity, minCluster: int(minCluster, 'minCluster', 2), maxCluster: int(maxCluster, 'maxCluster', 2), maxClusters: int(maxClusters, 'maxClusters', 0), timeoutMs: checkTimeout(timeoutMs, 'consolidate') };
+  if (resolved.maxCluster < resolved.minCluster) throw invalidInput(`consolidate option maxCluster (${resolved.maxCluster}) is below minCluster (${resolved.minCluster})`);
+  return resolved;
+}
