@@ -1,29 +1,18 @@
 import type { Engine } from '../src/engine/engine.js';
+import { saveSnapshot } from '../src/engine/lexical-persistence.js';
 import { snapshotHeader, type IndexSnapshot } from '../src/lexical/snapshot.js';
 import type { Store } from '../src/store/store.js';
 
-/** Meta key of the lexical index snapshot (the engine checks it still matches the records before using it). */
-const SNAPSHOT_KEY = 'engram.lexical-snapshot';
+/** Kept with the engine's snapshot code (src/node reads and saves them too). */
+export { readSnapshot, saveSnapshot } from '../src/engine/lexical-persistence.js';
+
 /** Quiet time after the last change before the snapshot is rewritten: it is large, and only needed at the next open. */
 const SAVE_AFTER_IDLE_MS = 10_000;
-
-/** The stored snapshot, or null when there is none (an older JSON snapshot counts as none: the engine rebuilds). */
-export async function readSnapshot(store: Store): Promise<IndexSnapshot | null> {
-  const raw = await store.readMeta(SNAPSHOT_KEY).catch(() => null);
-  return raw instanceof Uint8Array ? raw : null;
-}
 
 /** True when `snapshot` was made at the store's current change counter (so opening from it needs no catching up). */
 export async function isCurrent(snapshot: IndexSnapshot | null, store: Store): Promise<boolean> {
   const header = snapshot && snapshotHeader(snapshot);
   return header !== null && header.counter === (await store.changeCounter());
-}
-
-/** Serialises the engine's lexical index into the store's meta table; returns its size in bytes. */
-export async function saveSnapshot(engine: Engine, store: Store): Promise<number> {
-  const bytes = await engine.indexSnapshot();
-  await store.write({ meta: { [SNAPSHOT_KEY]: bytes } });
-  return bytes.byteLength;
 }
 
 /**

@@ -3,7 +3,11 @@ import type { LexicalIndex } from '../lexical/lexical-index.js';
 import { decodeSnapshot, documentHashes, encodeSnapshot, staleDocuments, type IndexSnapshot } from '../lexical/snapshot.js';
 import type { Store } from '../store/store.js';
 import type { MemoryRecord } from '../types.js';
+import type { Engine } from './api.js';
 import type { RecordTable } from './record-table.js';
+
+/** Meta key of the stored lexical index snapshot (the engine checks it still matches the records before using it). */
+const SNAPSHOT_KEY = 'engram.lexical-snapshot';
 
 /**
  * Fills the empty `lexical` index with the stored memories (those of `records`): restored from `snapshot` when it
@@ -84,4 +88,17 @@ async function hashes(documentIds: Map<number, string>, records: RecordTable, ch
  */
 export function repackLexical(lexical: LexicalIndex, snapshot: IndexSnapshot): void {
   lexical.restore(decodeSnapshot(snapshot.slice()).state);
+}
+
+/** The stored snapshot, or null when there is none (an older JSON snapshot counts as none: the engine rebuilds). */
+export async function readSnapshot(store: Pick<Store, 'readMeta'>): Promise<IndexSnapshot | null> {
+  const raw = await store.readMeta(SNAPSHOT_KEY).catch(() => null);
+  return raw instanceof Uint8Array ? raw : null;
+}
+
+/** Serialises the engine's lexical index into the store's meta table (the worker's and engram-mcp's); returns its size in bytes. */
+export async function saveSnapshot(engine: Pick<Engine, 'indexSnapshot'>, store: Pick<Store, 'write'>): Promise<number> {
+  const bytes = await engine.indexSnapshot();
+  await store.write({ meta: { [SNAPSHOT_KEY]: bytes } });
+  return bytes.byteLength;
 }

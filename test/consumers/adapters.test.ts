@@ -1,7 +1,7 @@
 /**
  * The framework adapters from the packed tarball: each example under examples/ installs Engram's tarball beside the
- * real framework package from the registry; LangChain and the AI SDK run in plain `node`, React in Chromium after a
- * Vite build.
+ * real framework package from the registry; LangChain, the AI SDK and the MCP client run in plain `node`, React in
+ * Chromium after a Vite build.
  */
 import { describe, expect, test } from 'vitest';
 import { consumerBrowser, installExample, launchChromium, logPage, serveStatic, sh } from './harness.js';
@@ -36,6 +36,30 @@ describe('engram/ai-sdk from the packed tarball, with ai and zod', () => {
     expect(result.recall.tokens).toBeGreaterThan(0);
     expect(result.forget).toEqual({ removed: 1 });
     expect(result).toMatchObject({ left: 1, stagingGone: true });
+  });
+});
+
+describe('engram-mcp from the packed tarball, driven by @modelcontextprotocol/sdk', () => {
+  test('`npx engram-mcp` remembers, recalls after a restart, and two servers share one file', async () => {
+    const app = await installExample('mcp');
+    const result = lastJson<{ tools: string[]; remembered: string; context: string; mode: string; explain: { vecRank: number | null }; twoServers: { ids: string[]; recent: string[] } }>(
+      await sh('node', ['index.js', 'which flowers does grandma like?'], app, { ENGRAM_DB: 'consumer.sqlite3' }),
+    );
+    expect(result.tools.sort()).toEqual(['forget', 'pin', 'recall', 'remember', 'timeline', 'why']);
+    expect(result.context).toMatch(/^\[\d{4}-\d{2}-\d{2}\] Grandma likes tulips and orchids in her garden$/);
+    // The built-in model answered from the installed package: hybrid, with a vector rank.
+    expect(result.mode).toBe('hybrid');
+    expect(result.explain.vecRank).toBe(1);
+    // Each server's write is in the file the other reads: the recent resource lists all three, newest first.
+    expect(result.twoServers.ids).toHaveLength(2);
+    expect(result.twoServers.recent.slice(0, 2).sort()).toEqual([...result.twoServers.ids].sort());
+    expect(result.twoServers.recent[2]).toBe(result.remembered);
+  }, 600_000);
+
+  test('the bin prints its usage on stderr and refuses a missing --db', async () => {
+    const app = await installExample('mcp');
+    const error = await sh('npx', ['engram-mcp'], app).catch((e: Error) => e.message);
+    expect(error).toMatch(/--db <file> is required/);
   });
 });
 

@@ -121,8 +121,12 @@ test('engram/langchain and engram/ai-sdk reach no client module: they run in Nod
   }
 });
 
-/** A value import of a Node module, static or dynamic (a `typeof import('node:fs')` type loads nothing). */
-const RUNTIME_NODE_IMPORT = /^\s*import (?!type )[^;]*?from '(?:node:[\w/]+|better-sqlite3)'|(?<!typeof )import\('(?:node:[\w/]+|better-sqlite3)'\)/m;
+/**
+ * A value import of a Node module or of a Node-only package, static or dynamic (a `typeof import('node:fs')` type
+ * loads nothing). The MCP SDK's stdio server reads process.stdin.
+ */
+const RUNTIME_NODE_IMPORT =
+  /^\s*import (?!type )[^;]*?from '(?:node:[\w/]+|better-sqlite3|@modelcontextprotocol\/sdk[\w/.-]*)'|(?<!typeof )import\('(?:node:[\w/]+|better-sqlite3|@modelcontextprotocol\/sdk[\w/.-]*)'\)/m;
 
 /** What `entry` reaches through its relative imports, itself included. */
 function reachedFrom(entry: string): Set<string> {
