@@ -30,6 +30,10 @@ export const ErrorCode = {
   NOT_ENCRYPTED: 'NOT_ENCRYPTED',
   /** The database file is open in another process (engram/node's `openNodeStore` holds it until `close()`). */
   STORE_LOCKED: 'STORE_LOCKED',
+  /** Sync storage did not answer or refused a request (docs/sync.md); entries stay queued and go on the next sync. */
+  SYNC_FAILED: 'SYNC_FAILED',
+  /** A sync object failed its check (changed, moved, replayed, cut) or the key record is damaged: nothing from that round was applied. */
+  SYNC_TAMPERED: 'SYNC_TAMPERED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

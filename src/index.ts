@@ -3,7 +3,7 @@
  * extensions) plus the in-process engine (portable.ts, also in `engram/node`). Extension points are in `engram/advanced`, the engine's parts in `engram/internals`.
  */
 export { createMemory } from './client/create-memory.js';
-export type { EncryptionOptions, Memory, MemoryOptions, MemoryStatus, RemoteSearchOptions, ScriptUrlPolicy, StorageKind } from './client/create-memory.js';
+export type { EncryptionOptions, Memory, MemoryOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, ScriptUrlPolicy, StorageKind } from './client/create-memory.js';
 export { salvageMemory } from './client/salvage.js';
 export type { SalvageOptions, SalvageReport } from './client/salvage.js';
 export * from './portable.js';

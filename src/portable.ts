@@ -5,6 +5,9 @@ export { createEmbedder } from './embedder/index.js';
 export { EngramError, ErrorCode, isEngramError } from './errors.js';
 export { defaultRecordLimits, type RecordLimits } from './engine/validate.js';
 export { openBackup, sealBackup, type SealBackupOptions } from './store/backup.js';
+export { s3Transport, type S3TransportConfig } from './sync/s3.js';
+export type { SyncOptions, SyncStatus } from './sync/sync.js';
+export type { SyncTransport } from './sync/transport.js';
 
 export type { AddOptions, Engine, EngineOptions, EngineStats } from './engine/engine.js';
 export type { AssociationEdge, PackedVectors, Store, StoreWrite } from './store/store.js';

@@ -1,7 +1,7 @@
 import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
 import { ErrorCode, isEngramError, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
-import { deviceStatus, type EncryptionOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import { deviceStatus, type EncryptionOptions, type MemorySyncOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
 import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName } from '../src/client/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { MemoryInput, Progress } from '../src/types.js';
@@ -42,6 +42,8 @@ export interface HostOptions {
   reranker?: Reranker | null;
   /** `MemoryOptions.encryption`. Default none: a plain database. */
   encryption?: EncryptionOptions | null;
+  /** `MemoryOptions.sync`. Default none. */
+  sync?: MemorySyncOptions | null;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.learning ? { learning: options.learning } : {}),
       ...(options.consolidation ? { consolidation: options.consolidation } : {}),
+      ...(options.sync ? { sync: options.sync } : {}),
     });
   })().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
@@ -116,7 +119,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     lexicalIndex: engine.lexicalSource,
     evicted: store.evicted,
     encrypted: store.encrypted,
-    ...(({ core, associations, links }) => ({ core, associations, links }))(await engine.stats()),
+    ...(({ core, associations, links, sync }) => ({ core, associations, links, ...(sync ? { sync } : {}) }))(await engine.stats()),
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
     ready,

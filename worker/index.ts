@@ -101,7 +101,7 @@ const api: WorkerApi = {
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
       const start = () =>
-        openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, consolidation: options.consolidation, onModelProgress, loadEmbedder, llm, reranker, encryption });
+        openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, consolidation: options.consolidation, onModelProgress, loadEmbedder, llm, reranker, encryption, sync: options.sync ?? null });
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
       if (storage === 'memory') {
         host = await start();

@@ -9,6 +9,7 @@ import type { AddOptions, Engine, EngineOptions } from '../engine/engine.js';
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import {
   checkEncryption,
+  checkMemorySync,
   checkWireDepth,
   closedError,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -18,6 +19,7 @@ import {
   timeoutError,
   type CallTimeouts,
   type EncryptionOptions,
+  type MemorySyncOptions,
   type MemoryStatus,
   type RemoteSearchOptions,
   type WorkerApi,
@@ -31,7 +33,7 @@ import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import { InFlight } from '../util/in-flight.js';
 import type { Progress, SearchResult } from '../types.js';
 
-export type { EncryptionOptions, MemoryStatus, RemoteSearchOptions, StorageKind } from './protocol.js';
+export type { EncryptionOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from './protocol.js';
 
 export interface MemoryOptions {
   /** Database name (letters, digits, `_`, `-`, `.`). Tabs using the same name share one database. Default `'engram'`. */
@@ -101,6 +103,12 @@ export interface MemoryOptions {
    * Default none: unencrypted.
    */
   encryption?: EncryptionOptions | null;
+  /**
+   * End-to-end encrypted sync with the user's other devices through an S3-compatible bucket (docs/sync.md), in the
+   * background; `memory.syncNow()` runs a round, `status().sync` reports. The transport is plain data (an S3
+   * config) because it crosses to the worker. Default none.
+   */
+  sync?: MemorySyncOptions | null;
 }
 
 /** The engine's API, answered by the worker (the methods of MEMORY_METHODS, src/client/methods.ts), plus `status()`. */
@@ -138,9 +146,10 @@ export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
  */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null, consolidation = false } = options;
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null, consolidation = false, sync = null } = options;
   checkRemoteSearchOptions(search);
   if (encryption !== null) checkEncryption(encryption);
+  if (sync !== null) checkMemorySync(sync);
   const llm = checkLanguageModel(options.llm);
   const reranker = checkReranker(options.reranker);
   const timeouts: CallTimeouts = {
@@ -164,7 +173,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, consolidation, encryption },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, consolidation, encryption, sync },
             onModelProgress && Comlink.proxy(onModelProgress),
             llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
             reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,

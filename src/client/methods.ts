@@ -57,6 +57,7 @@ export const MEMORY_METHODS = {
   why: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' }, answer: 'object' },
   remember: { kind: 'write', timeout: 'write', progress: false, args: { conversation: 'string|array', options: 'object?' }, answer: 'object' },
   consolidate: { kind: 'write', timeout: 'write', progress: false, args: { options: 'object?' }, answer: 'object' },
+  syncNow: { kind: 'write', timeout: 'write', progress: false, args: {}, answer: 'object' },
 } as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
 
 /** The engine methods a Memory offers. */

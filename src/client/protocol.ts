@@ -12,6 +12,8 @@ import type { SearchOptions } from '../search/options.js';
 import type { RecordLimits } from '../engine/validate.js';
 import type { EngineOptions } from '../engine/engine.js';
 import type { LearningOptions } from '../search/reinforce.js';
+import type { S3TransportConfig } from '../sync/s3.js';
+import type { SyncOptions, SyncStatus } from '../sync/sync.js';
 import type { PageCompletion, PageReranker } from './page-hooks.js';
 import type { CallTimeouts, MethodName, WireArgs, WireResult } from './methods.js';
 import type { MemoryRecord, Progress } from '../types.js';
@@ -61,6 +63,8 @@ export interface MemoryStatus {
    * ('ready' at once with `embedder: null`), or the model's failure.
    */
   ready: 'loading' | 'ready' | { code: ErrorCode; message: string };
+  /** Present when the Memory syncs (`MemoryOptions.sync`): last round, pending changes, last error. */
+  sync?: SyncStatus;
 }
 
 export interface EmbedderDeviceStatus {
@@ -110,6 +114,19 @@ export interface WorkerOpenOptions {
   consolidation: EngineOptions['consolidation'];
   /** `MemoryOptions.encryption`: stays in the worker that receives it, never sent to another tab. */
   encryption: EncryptionOptions | null;
+  /** `MemoryOptions.sync`: likewise; the tab whose worker opens the database syncs it. */
+  sync: MemorySyncOptions | null;
+}
+
+/** Sync options that can cross to the worker: the transport as plain data (an S3 config). */
+export type MemorySyncOptions = Omit<SyncOptions, 'transport'> & { transport: S3TransportConfig };
+
+/** INVALID_INPUT unless `options` can cross to the worker (the engine checks the rest when it opens). */
+export function checkMemorySync(options: unknown): void {
+  const transport = (options as Partial<MemorySyncOptions> | null)?.transport as { kind?: unknown } | undefined;
+  if (typeof options !== 'object' || options === null || typeof transport !== 'object' || transport === null || transport.kind !== 's3') {
+    throw invalidInput("sync must be { transport: { kind: 's3', endpoint, bucket, accessKeyId, secretAccessKey }, passphrase | key }: a transport object cannot cross to the worker");
+  }
 }
 
 /**

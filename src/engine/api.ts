@@ -1,6 +1,7 @@
 /** The engine's API: what `createEngine` returns (engine.ts implements it; a Memory forwards it to a worker). */
 import type { IndexSnapshot } from '../lexical/snapshot.js';
 import type { SearchOptions } from '../search/options.js';
+import type { SyncStatus } from '../sync/sync.js';
 import type {
   Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
@@ -72,6 +73,12 @@ export interface Engine {
   consolidate(options?: ConsolidateOptions): Promise<ConsolidateResult>;
   /** How many memories, core memories, associations and provenance links the engine holds. */
   stats(): Promise<EngineStats>;
+  /**
+   * One sync round (EngineOptions.sync): uploads queued local changes, then applies the other devices' changes.
+   * SYNC_FAILED when the storage does not answer (changes stay queued), SYNC_TAMPERED when an object fails its
+   * check (nothing of that round applied), WRONG_KEY for another sync passphrase or key.
+   */
+  syncNow(): Promise<SyncStatus>;
   /** The lexical index in its binary snapshot form, with the store's change counter (waits for queued writes first). */
   indexSnapshot(): Promise<IndexSnapshot>;
   /** How the lexical index was made on open: loaded from `indexSnapshot`, or rebuilt from the records. */
@@ -83,4 +90,6 @@ export interface EngineStats {
   core: number;
   associations: number;
   links: number;
+  /** Present when the engine syncs (EngineOptions.sync). */
+  sync?: SyncStatus;
 }

@@ -110,6 +110,32 @@ export class AssociationGraph implements AssociationReader {
     return { put, remove };
   }
 
+  /**
+   * Received edges (sync): each replaces this graph's edge of its pair when stronger, so every device keeps the
+   * larger decayed weight (strengths order edges as decayed weights do at any moment). Returns what changed, for
+   * `asWrite`.
+   */
+  mergeStronger(edges: readonly AssociationEdge[]): AssociationEdge[] {
+    const changed: AssociationEdge[] = [];
+    for (const { a, b, weight, lastAt } of edges) {
+      const incoming = this.held(a, b, weight, lastAt);
+      const edge = this.byMemory.get(a)?.get(b);
+      if (edge) {
+        if (incoming.strength <= edge.strength) continue;
+        Object.assign(edge, { weight, lastAt, strength: incoming.strength });
+        changed.push(edge);
+        continue;
+      }
+      for (const end of [a, b]) {
+        const evicted = this.evictWeakest(end);
+        if (evicted) changed.push(evicted);
+      }
+      this.insert(incoming);
+      changed.push(incoming);
+    }
+    return changed;
+  }
+
   /** Drops every edge of a removed memory (the store drops them in the same write). */
   removeMemory(id: string): void {
     const mine = this.byMemory.get(id);

@@ -14,6 +14,8 @@ import { runPipeline } from '../search/pipeline.js';
 import type { PipelineState } from '../search/state.js';
 import { ThreadIndex } from '../search/thread-index.js';
 import { changesIndexed } from '../store/change-counter.js';
+import type { AssociationEdge } from '../store/store.js';
+import type { SyncStatus } from '../sync/sync.js';
 import type {
   Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
@@ -103,6 +105,7 @@ class EngramEngine implements Engine {
     // Node: the background load must not keep the process alive.
     (this.recordLoadTimer as { unref?: () => void }).unref?.();
     await this.vectors.attach(this.options.embedder);
+    await this.options.sync?.open(this);
   }
 
   /** Starts the background load of every record (once): after the first search, or a moment after open. */
@@ -318,6 +321,16 @@ class EngramEngine implements Engine {
     return this.provenance.unlink(from, to, kind);
   }
 
+  /** Sync (sync/sync.ts): received associations between memories held here, kept where stronger than this device's. */
+  mergeAssociations(edges: AssociationEdge[]): Promise<void> {
+    this.checkOpen();
+    return this.queue.run(async () => {
+      // Changed in memory first, as the touch writer does: association rows are bookkeeping that may lag.
+      const changed = this.associations.mergeStronger(edges.filter((e) => this.records.has(e.a) && this.records.has(e.b)));
+      if (changed.length > 0) await this.queue.commit({ associations: this.associations.asWrite(changed) }, () => undefined);
+    });
+  }
+
   async why(id: string, options?: WhyOptions): Promise<Why> {
     this.checkOpen();
     return this.provenance.why(id, options);
@@ -327,7 +340,14 @@ class EngramEngine implements Engine {
     this.checkOpen();
     let core = 0;
     for (const summary of this.records.summaryValues()) if (summary.core) core++;
-    return { memories: this.records.size, core, associations: this.associations.size, links: this.links.size };
+    const sync = this.options.sync?.status();
+    return { memories: this.records.size, core, associations: this.associations.size, links: this.links.size, ...(sync ? { sync } : {}) };
+  }
+
+  async syncNow(): Promise<SyncStatus> {
+    this.checkOpen();
+    if (!this.options.sync) throw invalidInput('syncNow: this engine was created without sync options');
+    return this.options.sync.syncNow();
   }
 
   async get(id: string): Promise<MemoryRecord | null> {
@@ -362,6 +382,7 @@ class EngramEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.options.sync?.stop();
     this.idle?.stop();
     this.vectors.stop();
     this.records.stop();

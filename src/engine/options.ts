@@ -6,6 +6,8 @@ import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from 
 import { defaultLearningOptions, MAX_SESSIONS, type LearningOptions } from '../search/reinforce.js';
 import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
+import { loggedStore } from '../sync/log.js';
+import { Sync, type SyncOptions } from '../sync/sync.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { ConsolidateOptions, Embedder, Progress } from '../types.js';
@@ -82,6 +84,11 @@ export interface EngineOptions {
    * `onBackgroundError`). Default `false`: only explicit `consolidate()` calls.
    */
   consolidation?: false | { idleMs: number; options?: ConsolidateOptions };
+  /**
+   * End-to-end encrypted sync of the change log with the user's other devices, through object storage
+   * (docs/sync.md): `engine.syncNow()`, status in `stats().sync`. Default: none.
+   */
+  sync?: SyncOptions;
 }
 
 /** `EngineOptions` checked once, with every default filled in. */
@@ -109,14 +116,18 @@ export interface ResolvedEngineOptions {
   recordCacheSize: number;
   learning: LearningOptions;
   consolidation: false | { idleMs: number; options: ConsolidateOptions };
+  /** The sync of the change log (its log stages every write to `store`), or null. */
+  sync: Sync | null;
 }
 
 /** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults. */
 export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOptions {
-  const store = options.store ?? memoryStore();
+  const clock = options.clock ?? Date.now;
   const search = options.search ?? {};
   validateSearchOptions(resolveSearchOptions(search));
   const limits = resolveLimits(options);
+  const sync = options.sync === undefined ? null : new Sync(options.store ?? memoryStore(), options.sync, clock, limits.maxRecordsPerCall);
+  const store = sync ? loggedStore(sync.store, sync.log) : (options.store ?? memoryStore());
   // The lexical index's default, resolved here so that the vector leg cuts the query at the same length.
   const maxQueryChars = positiveInt(options.lexical?.maxQueryChars ?? DEFAULT_MAX_QUERY_CHARS, 'lexical.maxQueryChars');
   const embedBatchSize = positiveInt(options.embedBatchSize ?? 128, 'embedBatchSize');
@@ -133,7 +144,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     embedder,
     llm,
     reranker,
-    clock: options.clock ?? Date.now,
+    clock,
     search,
     supersedeThreshold,
     calibrateSimilarity: options.calibrateSimilarity ?? true,
@@ -157,6 +168,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     recordCacheSize: nonNegativeInt(options.recordCacheSize ?? 20_000, 'recordCacheSize'),
     learning: resolveLearning(options.learning),
     consolidation: resolveConsolidation(options.consolidation),
+    sync,
   };
 }
 

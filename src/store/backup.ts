@@ -9,7 +9,7 @@
  */
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import type { MemoryRecord } from '../types.js';
-import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseMaterial } from '../util/passphrase.js';
+import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseKeys as deriveKeys, toBase64 } from '../util/passphrase.js';
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -115,24 +115,12 @@ function readHeader(bytes: Bytes): { header: BackupHeader; prefix: Bytes } {
   return { header: header as BackupHeader, prefix: bytes.subarray(0, end) };
 }
 
-/** The AES key and the passphrase check, from 512 bits of PBKDF2. */
-async function deriveKeys(passphrase: string, salt: Bytes, iterations: number): Promise<{ aes: CryptoKey; check: string }> {
-  const bits = new Uint8Array(await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, await passphraseMaterial(passphrase), 512));
-  const aes = await crypto.subtle.importKey('raw', bits.subarray(0, 32), 'AES-GCM', false, ['encrypt', 'decrypt']);
-  const check = toBase64(new Uint8Array(await crypto.subtle.digest('SHA-256', bits.subarray(32))));
-  return { aes, check };
-}
-
 async function gzip(bytes: Bytes): Promise<Bytes> {
   return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer());
 }
 
 async function gunzip(bytes: Bytes): Promise<Bytes> {
   return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
-}
-
-function toBase64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
 }
 
 function fromBase64(text: string): Bytes {

@@ -19,3 +19,17 @@ export function checkNewPassphrase(passphrase: string, what: string): void {
 export function passphraseMaterial(passphrase: string): Promise<CryptoKey> {
   return crypto.subtle.importKey('raw', new TextEncoder().encode(passphrase.normalize('NFC')), 'PBKDF2', false, ['deriveKey', 'deriveBits']);
 }
+
+/** The AES-GCM key and a check of it (to tell a wrong passphrase from damage), from 512 bits of PBKDF2. */
+export async function passphraseKeys(passphrase: string, salt: Uint8Array<ArrayBuffer>, iterations: number): Promise<{ aes: CryptoKey; check: string }> {
+  const bits = new Uint8Array(await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, await passphraseMaterial(passphrase), 512));
+  const aes = await crypto.subtle.importKey('raw', bits.subarray(0, 32), 'AES-GCM', false, ['encrypt', 'decrypt']);
+  const check = toBase64(new Uint8Array(await crypto.subtle.digest('SHA-256', bits.subarray(32))));
+  return { aes, check };
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}

@@ -192,6 +192,8 @@ describe('errors', () => {
       | 'KEY_REQUIRED'
       | 'NOT_ENCRYPTED'
       | 'STORE_LOCKED'
+      | 'SYNC_FAILED'
+      | 'SYNC_TAMPERED'
     >();
     expectTypeOf(ErrorCode.MODEL_NOT_FOUND).toEqualTypeOf<'MODEL_NOT_FOUND'>();
     expectTypeOf<EngramError['code']>().toEqualTypeOf<ErrorCode>();

@@ -20,6 +20,8 @@ const LAYERS: Record<string, number> = {
   llm: 2,
   embedder: 2,
   search: 3,
+  // Sync of the change log: below the engine, which stages its writes through it and applies what it receives.
+  sync: 3,
   engine: 4,
   client: 5,
   // Node-only code (better-sqlite3, node: modules), exported by node.ts alone.

@@ -1,0 +1,133 @@
+/**
+ * Sealed sync objects. Each object is AES-256-GCM over its entries, padded to a power of two (at least 1 KiB) so
+ * its size says little about what changed; the associated data binds it to its name, device and sequence number,
+ * so the storage cannot swap, replay or reorder objects without the check failing. The key comes from the sync
+ * passphrase (PBKDF2, salt in the bucket in clear) or from a raw key the app hands over (HKDF), never from the
+ * database's at-rest key.
+ */
+import { EngramError, ErrorCode, invalidInput } from '../errors.js';
+import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseKeys, toBase64 } from '../util/passphrase.js';
+import type { SyncTransport } from './transport.js';
+
+type Bytes = Uint8Array<ArrayBuffer>;
+
+const MAGIC = [0x45, 0x47, 0x53, 0x31]; // "EGS1"
+const IV_BYTES = 12;
+/** Smallest padded plaintext: a lone small change looks like any other. */
+const MIN_PADDED = 1024;
+/** The key record's name under the prefix: salt and check in clear, no secret. */
+export const KEY_RECORD = 'sync-key.json';
+
+export type SyncSecret = { passphrase: string; iterations?: number } | { key: Uint8Array };
+
+interface KeyRecord {
+  version: 1;
+  kdf: 'PBKDF2-SHA-256' | 'HKDF-SHA-256';
+  salt: string;
+  iterations?: number;
+  check: string;
+}
+
+/**
+ * The sync key: read from the bucket's key record (made on first use) and checked against it, so a wrong
+ * passphrase or key is WRONG_KEY and not a flood of refused objects.
+ */
+export async function syncKey(transport: SyncTransport, prefix: string, secret: SyncSecret): Promise<CryptoKey> {
+  const name = prefix + KEY_RECORD;
+  const stored = await transport.get(name);
+  let record: KeyRecord;
+  if (stored === null) {
+    if ('passphrase' in secret) checkNewPassphrase(secret.passphrase, 'a sync passphrase');
+    const passphrase = 'passphrase' in secret;
+    record = {
+      version: 1,
+      kdf: passphrase ? 'PBKDF2-SHA-256' : 'HKDF-SHA-256',
+      salt: toBase64(crypto.getRandomValues(new Uint8Array(16))),
+      ...(passphrase ? { iterations: secret.iterations ?? PBKDF2_ITERATIONS } : {}),
+      check: '',
+    };
+    const keys = await derive(secret, record);
+    record.check = keys.check;
+    await transport.put(name, new TextEncoder().encode(JSON.stringify(record)));
+    return keys.aes;
+  }
+  record = readKeyRecord(stored);
+  const keys = await derive(secret, record);
+  if (keys.check !== record.check) throw new EngramError(ErrorCode.WRONG_KEY, 'the sync passphrase or key does not match the one this bucket was set up with');
+  return keys.aes;
+}
+
+function readKeyRecord(bytes: Uint8Array): KeyRecord {
+  let record: Partial<KeyRecord> | null = null;
+  try {
+    record = JSON.parse(new TextDecoder().decode(bytes)) as Partial<KeyRecord>;
+  } catch {
+    // Reported below.
+  }
+  const valid =
+    record !== null && typeof record === 'object' && record.version === 1 && typeof record.salt === 'string' && typeof record.check === 'string' &&
+    (record.kdf === 'HKDF-SHA-256' || (record.kdf === 'PBKDF2-SHA-256' && Number.isSafeInteger(record.iterations) && record.iterations! >= 1 && record.iterations! <= MAX_PBKDF2_ITERATIONS));
+  if (!valid) throw new EngramError(ErrorCode.SYNC_TAMPERED, `the bucket's sync key record (${KEY_RECORD}) is damaged`);
+  return record as KeyRecord;
+}
+
+async function derive(secret: SyncSecret, record: KeyRecord): Promise<{ aes: CryptoKey; check: string }> {
+  const salt = Uint8Array.from(atob(record.salt), (c) => c.charCodeAt(0));
+  if ('passphrase' in secret) {
+    if (typeof secret.passphrase !== 'string') throw invalidInput('sync passphrase must be a string');
+    if (record.kdf !== 'PBKDF2-SHA-256') throw new EngramError(ErrorCode.WRONG_KEY, 'this bucket was set up with a raw sync key, not a passphrase');
+    return passphraseKeys(secret.passphrase, salt, record.iterations!);
+  }
+  if (!(secret.key instanceof Uint8Array) || secret.key.length < 32) throw invalidInput('sync key must be a Uint8Array of at least 32 random bytes');
+  if (record.kdf !== 'HKDF-SHA-256') throw new EngramError(ErrorCode.WRONG_KEY, 'this bucket was set up with a sync passphrase, not a raw key');
+  const material = await crypto.subtle.importKey('raw', new Uint8Array(secret.key), 'HKDF', false, ['deriveBits']);
+  const bits = new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt, info: new TextEncoder().encode('engram-sync/1') }, material, 512));
+  const aes = await crypto.subtle.importKey('raw', bits.subarray(0, 32), 'AES-GCM', false, ['encrypt', 'decrypt']);
+  return { aes, check: toBase64(new Uint8Array(await crypto.subtle.digest('SHA-256', bits.subarray(32)))) };
+}
+
+function associatedData(name: string, device: string, seq: number): Bytes {
+  return new TextEncoder().encode(`engram-sync/1\n${name}\n${device}\n${seq}`);
+}
+
+/** The padded plaintext size for a payload of `length` bytes (4 more for its length). */
+export function paddedSize(length: number): number {
+  let size = MIN_PADDED;
+  while (size < length + 4) size *= 2;
+  return size;
+}
+
+export async function seal(key: CryptoKey, name: string, device: string, seq: number, payload: unknown): Promise<Bytes> {
+  const json = new TextEncoder().encode(JSON.stringify(payload));
+  const plain = new Uint8Array(paddedSize(json.length));
+  new DataView(plain.buffer).setUint32(0, json.length, true);
+  plain.set(json, 4);
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: associatedData(name, device, seq) }, key, plain));
+  const out = new Uint8Array(MAGIC.length + IV_BYTES + sealed.length);
+  out.set(MAGIC, 0);
+  out.set(iv, MAGIC.length);
+  out.set(sealed, MAGIC.length + IV_BYTES);
+  return out;
+}
+
+/** The payload of a sealed object, or SYNC_TAMPERED when it was changed, cut, moved to another name or replayed. */
+export async function open(key: CryptoKey, name: string, device: string, seq: number, bytes: Uint8Array): Promise<unknown> {
+  const refuse = (why: string, cause?: unknown) =>
+    new EngramError(ErrorCode.SYNC_TAMPERED, `sync object ${name} was refused: ${why}; nothing from this round was applied`, { cause, details: { name } });
+  if (bytes.length < MAGIC.length + IV_BYTES + 16 || MAGIC.some((b, i) => bytes[i] !== b)) throw refuse('not a sealed sync object');
+  let plain: Uint8Array;
+  try {
+    const iv = new Uint8Array(bytes.subarray(MAGIC.length, MAGIC.length + IV_BYTES));
+    plain = new Uint8Array(await crypto.subtle.decrypt({ name: 'AES-GCM', iv, additionalData: associatedData(name, device, seq) }, key, new Uint8Array(bytes.subarray(MAGIC.length + IV_BYTES))));
+  } catch (error) {
+    throw refuse('its authentication failed (changed, or not written under this name)', error);
+  }
+  const length = new DataView(plain.buffer, plain.byteOffset).getUint32(0, true);
+  if (length + 4 > plain.length) throw refuse('its length field is out of range');
+  try {
+    return JSON.parse(new TextDecoder().decode(plain.subarray(4, 4 + length)));
+  } catch (error) {
+    throw refuse('its content does not parse', error);
+  }
+}

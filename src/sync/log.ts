@@ -1,0 +1,165 @@
+/**
+ * The outgoing change log, kept in the store's meta beside the change it records: a store write that changes
+ * memories or links is staged here first, which adds its log entries, the changed fields' clocks and the sync
+ * state to the same atomic write, so a change and its entry are stored together or not at all.
+ *
+ * Meta keys: `sync:state` (device id, clock, queue and upload positions, cursor per remote device), `sync:out:<n>`
+ * (the entries of the n-th staged write, until uploaded), `sync:f:<id>` (a memory's field clocks), `sync:t:<id>`
+ * (a removed memory's tombstone), `sync:l:<link>` (a link's last change).
+ */
+import { linkKey } from '../store/graph-rows.js';
+import type { AssociationEdge, Store, StoreWrite } from '../store/store.js';
+import type { Link, LinkKind } from '../types.js';
+import { newId } from '../util/ids.js';
+import { changedFields, valueHash, type FieldClocks } from './fields.js';
+import { formatHlc, receive, tick, type HlcState } from './hlc.js';
+
+/** Most entries per queued part (`sync:out:<n>`). */
+export const ENTRIES_PER_PART = 250;
+
+export const META = { state: 'sync:state', out: 'sync:out:', fields: 'sync:f:', tombstone: 'sync:t:', link: 'sync:l:' } as const;
+
+export type Entry =
+  | { k: 'put'; id: string; h: string; f: Record<string, unknown> }
+  | { k: 'del'; id: string; h: string }
+  | { k: 'link'; from: string; to: string; kind: LinkKind; h: string; on: boolean; c?: number }
+  | { k: 'assoc'; a: string; b: string; w: number; t: number; h: string };
+
+export interface SyncState {
+  device: string;
+  hlc: HlcState;
+  /** Number of the last queued part of entries (`sync:out:<n>`; a write queues one part per ENTRIES_PER_PART entries). */
+  outSeq: number;
+  /** Parts up to this one are uploaded. */
+  sent: number;
+  /** Sequence number of the last object uploaded. */
+  objSeq: number;
+  /** The upload in progress: retried as it is, so an object's name always holds the same entries. */
+  plan: { seq: number; from: number; to: number } | null;
+  /** Per remote device, the last object applied. */
+  cursors: Record<string, number>;
+}
+
+/** What a write applying received entries stores instead of new entries: the merged clocks. */
+export interface RemoteWrites {
+  puts: Map<string, FieldClocks>;
+  /** Removed ids, and links by key, with the clock of the entry applied. */
+  removes: Map<string, string>;
+  links: Map<string, string>;
+  /** Received association edges being stored, by `associationKey`. */
+  associations: Set<string>;
+}
+
+/** An edge as it was received: its pair, weight and time (a local change to the pair differs in one of them). */
+export function associationKey(edge: AssociationEdge): string {
+  return JSON.stringify([edge.a, edge.b, edge.weight, edge.lastAt]);
+}
+
+export function readJson<T>(value: string | Uint8Array | null): T | null {
+  if (value === null) return null;
+  try {
+    return JSON.parse(typeof value === 'string' ? value : new TextDecoder().decode(value)) as T;
+  } catch {
+    return null;
+  }
+}
+
+export class SyncLog {
+  state: SyncState | null = null;
+  /** Set while received entries are applied through the engine: those writes add no entries of their own. */
+  remote: RemoteWrites = { puts: new Map(), removes: new Map(), links: new Map(), associations: new Set() };
+
+  constructor(private readonly store: Store, private readonly clock: () => number) {}
+
+  /** Reads the state, or starts one (a new device id) and logs every memory already stored, so they sync too. */
+  async open(): Promise<void> {
+    const stored = readJson<SyncState>(await this.store.readMeta(META.state));
+    if (stored && typeof stored.device === 'string') {
+      this.state = stored;
+      return;
+    }
+    this.state = { device: newId().replace(/-/g, ''), hlc: { wall: 0, count: 0 }, outSeq: 0, sent: 0, objSeq: 0, plan: null, cursors: {} };
+    const records = await this.store.loadRecords();
+    const links = (await this.store.loadLinks?.()) ?? [];
+    const associations = (await this.store.loadAssociations?.()) ?? [];
+    for (let start = 0; start < Math.max(records.length, 1); start += 500) {
+      const first = start === 0 ? { links: { put: links }, associations: { put: associations } } : {};
+      await this.store.write(await this.stage({ put: records.slice(start, start + 500), ...first }));
+    }
+  }
+
+  now(): string {
+    const state = this.state!;
+    state.hlc = tick(state.hlc, this.clock());
+    return formatHlc(state.hlc, state.device);
+  }
+
+  receive(remote: HlcState): void {
+    this.state!.hlc = receive(this.state!.hlc, remote, this.clock());
+  }
+
+  /** `change` plus its entries, clocks and the sync state; unchanged when it touches no memory or link. */
+  async stage(change: StoreWrite): Promise<StoreWrite> {
+    const state = this.state;
+    if (!state || (!change.put?.length && !change.remove?.length && !change.links && !change.associations?.put?.length)) return change;
+    const meta: Record<string, string | null> = {};
+    const entries: Entry[] = [];
+    let hlc: string | null = null;
+    const stamp = () => (hlc ??= this.now());
+    const puts = change.put ?? [];
+    const stored = await Promise.all(puts.map((r) => (this.remote.puts.has(r.id) ? null : this.store.readMeta(META.fields + r.id))));
+    puts.forEach((record, i) => {
+      const merged = this.remote.puts.get(record.id);
+      if (merged) {
+        meta[META.fields + record.id] = JSON.stringify(merged);
+        return;
+      }
+      const clocks = readJson<FieldClocks>(stored[i]!) ?? {};
+      const changed = changedFields(record, clocks);
+      const names = Object.keys(changed) as (keyof FieldClocks)[];
+      if (names.length === 0) return;
+      const h = stamp();
+      for (const name of names) clocks[name] = [h, valueHash(record[name])];
+      meta[META.fields + record.id] = JSON.stringify(clocks);
+      entries.push({ k: 'put', id: record.id, h, f: changed });
+    });
+    for (const id of change.remove ?? []) {
+      const received = this.remote.removes.get(id);
+      const h = received ?? stamp();
+      meta[META.tombstone + id] = h;
+      meta[META.fields + id] = null;
+      if (received === undefined) entries.push({ k: 'del', id, h });
+    }
+    const linkEntry = (link: Pick<Link, 'from' | 'to' | 'kind'> & { confidence?: number }, on: boolean) => {
+      const key = linkKey(link);
+      const received = this.remote.links.get(key);
+      const h = received ?? stamp();
+      meta[META.link + key] = h;
+      if (received === undefined) entries.push({ k: 'link', from: link.from, to: link.to, kind: link.kind, h, on, ...(on ? { c: link.confidence } : {}) });
+    };
+    for (const link of change.links?.put ?? []) linkEntry(link, true);
+    for (const link of change.links?.remove ?? []) linkEntry(link, false);
+    // Evictions stay local (each device bounds its own graph); formed and strengthened edges travel.
+    for (const edge of change.associations?.put ?? []) {
+      if (!this.remote.associations.has(associationKey(edge))) entries.push({ k: 'assoc', a: edge.a, b: edge.b, w: edge.weight, t: edge.lastAt, h: stamp() });
+    }
+    // A large write is queued in parts, so objects stay small (sync.ts packs parts into objects).
+    for (let start = 0; start < entries.length; start += ENTRIES_PER_PART) {
+      state.outSeq++;
+      meta[META.out + state.outSeq] = JSON.stringify(entries.slice(start, start + ENTRIES_PER_PART));
+    }
+    meta[META.state] = JSON.stringify(state);
+    return { ...change, meta: { ...change.meta, ...meta } };
+  }
+}
+
+/** A store whose writes are staged by `log` first: every write path of the engine passes through it. */
+export function loggedStore(store: Store, log: SyncLog): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'write') return async (change: StoreWrite) => target.write(await log.stage(change));
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

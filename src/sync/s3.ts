@@ -1,0 +1,91 @@
+/**
+ * The S3 transport (AWS S3, Cloudflare R2, MinIO, Backblaze B2): plain fetch, requests signed by aws4fetch
+ * (SigV4), path-style URLs so any endpoint works. Its config is plain data, so it can cross to a worker.
+ */
+import { AwsClient } from 'aws4fetch';
+import { EngramError, ErrorCode, invalidInput } from '../errors.js';
+import type { SyncTransport } from './transport.js';
+
+export interface S3TransportConfig {
+  kind: 's3';
+  /** e.g. `https://s3.eu-west-1.amazonaws.com`, `https://<account>.r2.cloudflarestorage.com`, `http://localhost:9000`. */
+  endpoint: string;
+  bucket: string;
+  /** Default `auto` (R2); S3 needs the bucket's region. */
+  region?: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+function xmlText(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+}
+
+/**
+ * A sync transport on an S3-compatible bucket (set its CORS for a browser app: docs/sync.md).
+ *
+ * @example
+ * ```ts
+ * const transport = s3Transport({ kind: 's3', endpoint: 'https://<account>.r2.cloudflarestorage.com', bucket: 'memories', accessKeyId, secretAccessKey });
+ * const engine = await createEngine({ sync: { transport, passphrase } });
+ * ```
+ */
+export function s3Transport(config: S3TransportConfig): SyncTransport {
+  for (const field of ['endpoint', 'bucket', 'accessKeyId', 'secretAccessKey'] as const) {
+    if (typeof config?.[field] !== 'string' || config[field] === '') throw invalidInput(`sync transport (s3): ${field} must be a non-empty string`);
+  }
+  const client = new AwsClient({
+    accessKeyId: config.accessKeyId,
+    secretAccessKey: config.secretAccessKey,
+    ...(config.sessionToken ? { sessionToken: config.sessionToken } : {}),
+    service: 's3',
+    region: config.region ?? 'auto',
+    retries: 2,
+  });
+  const base = `${config.endpoint.replace(/\/+$/, '')}/${encodeURIComponent(config.bucket)}`;
+  const url = (key: string) => `${base}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  const request = async (what: string, input: string, init?: RequestInit): Promise<Response> => {
+    let response: Response;
+    try {
+      response = await client.fetch(input, init);
+    } catch (error) {
+      throw new EngramError(ErrorCode.SYNC_FAILED, `sync storage unreachable (${what}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    return response;
+  };
+  const fail = async (what: string, response: Response) =>
+    new EngramError(ErrorCode.SYNC_FAILED, `sync storage refused ${what}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`, { details: { status: response.status } });
+
+  return {
+    async list(prefix) {
+      const keys: string[] = [];
+      let token: string | null = null;
+      do {
+        const query = new URLSearchParams({ 'list-type': '2', prefix });
+        if (token) query.set('continuation-token', token);
+        const response = await request('list', `${base}?${query}`);
+        if (!response.ok) throw await fail(`list ${prefix}`, response);
+        const xml = await response.text();
+        for (const match of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(xmlText(match[1]!));
+        const truncated = /<IsTruncated>true<\/IsTruncated>/.test(xml);
+        token = truncated ? xmlText(/<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(xml)?.[1] ?? '') || null : null;
+      } while (token);
+      return keys;
+    },
+    async get(key) {
+      const response = await request('get', url(key));
+      if (response.status === 404) return null;
+      if (!response.ok) throw await fail(`get ${key}`, response);
+      return new Uint8Array(await response.arrayBuffer());
+    },
+    async put(key, bytes) {
+      const response = await request('put', url(key), { method: 'PUT', body: new Uint8Array(bytes), headers: { 'content-type': 'application/octet-stream' } });
+      if (!response.ok) throw await fail(`put ${key}`, response);
+    },
+    async delete(key) {
+      const response = await request('delete', url(key), { method: 'DELETE' });
+      if (!response.ok && response.status !== 404) throw await fail(`delete ${key}`, response);
+    },
+  };
+}

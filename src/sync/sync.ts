@@ -1,0 +1,335 @@
+/**
+ * Sync of the change log through object storage, end to end encrypted (docs/sync.md). A round uploads the
+ * queued entries (log.ts) as sealed objects, then reads every other device's new objects, checks them all, and
+ * only then merges them (fields.ts: last writer by hybrid logical clock, learned state by maximum; removals are
+ * tombstones and win) and applies the result through the engine's own import, remove, link and unlink, so
+ * received text is embedded and indexed here like any other write.
+ */
+import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
+import { linkKey } from '../store/graph-rows.js';
+import type { AssociationEdge, Store } from '../store/store.js';
+import type { Link, LinkKind, MemoryRecord } from '../types.js';
+import { open, seal, syncKey, type SyncSecret } from './envelope.js';
+import { mergeFields, type FieldClocks } from './fields.js';
+import { parseHlc } from './hlc.js';
+import { associationKey, META, readJson, SyncLog, type Entry } from './log.js';
+import { s3Transport, type S3TransportConfig } from './s3.js';
+import type { SyncTransport } from './transport.js';
+
+export interface SyncOptions {
+  /** Where objects go: a transport object, or an S3 config (plain data, so it can cross to a worker). */
+  transport: SyncTransport | S3TransportConfig;
+  /** The sync passphrase shared by the user's devices (at least 8 characters when it sets up a bucket)… */
+  passphrase?: string;
+  /** …or a raw sync key of at least 32 random bytes, handed over by the app (a QR code, say). */
+  key?: Uint8Array;
+  /** PBKDF2 iterations when a passphrase sets up a new bucket. Default 600,000. */
+  iterations?: number;
+  /** Key prefix of every object in the bucket. Default `engram/`. */
+  prefix?: string;
+  /** Background sync period; 0 syncs only on `syncNow()`. Default 60,000. */
+  intervalMs?: number;
+}
+
+export interface SyncStatus {
+  /** This device's id in the bucket. */
+  device: string;
+  /** When the last round completed (epoch ms), or null. */
+  lastSyncAt: number | null;
+  /** Local changes not uploaded yet: one per write, or per 250 entries of a large one. */
+  pending: number;
+  /** The last round's error, or null once a round succeeds. */
+  error: { code: ErrorCode; message: string } | null;
+}
+
+/** What sync applies received changes through: the engine's own calls. */
+export interface SyncTarget {
+  get(id: string): Promise<MemoryRecord | null>;
+  import(records: MemoryRecord[]): Promise<string[]>;
+  remove(ids: string[]): Promise<number>;
+  link(from: string, to: string, kind: LinkKind, options?: { confidence?: number }): Promise<Link>;
+  unlink(from: string, to: string, kind?: LinkKind): Promise<number>;
+  /** Keeps each received association where it is stronger than the local one (the engine's, not public). */
+  mergeAssociations(edges: AssociationEdge[]): Promise<void>;
+}
+
+/** An object takes queued parts until it holds this many entries (or WRITES_PER_OBJECT parts). */
+const ENTRIES_PER_OBJECT = 1000;
+const WRITES_PER_OBJECT = 200;
+/** Most objects checked and applied in one go (all or nothing), and downloads at once. */
+const OBJECTS_PER_BATCH = 64;
+const PARALLEL_GETS = 8;
+const OBJECT_NAME = /^log\/([0-9a-z]+)\/(\d{12})$/;
+
+export function objectName(prefix: string, device: string, seq: number): string {
+  return `${prefix}log/${device}/${String(seq).padStart(12, '0')}`;
+}
+
+function checkSyncOptions(options: SyncOptions): { transport: SyncTransport; secret: SyncSecret; prefix: string; intervalMs: number } {
+  if (typeof options !== 'object' || options === null) throw invalidInput('sync options must be an object { transport, passphrase | key }');
+  const { transport, passphrase, key, iterations, prefix = 'engram/', intervalMs = 60_000 } = options;
+  if ((passphrase === undefined) === (key === undefined)) throw invalidInput('sync needs exactly one of passphrase or key');
+  if (typeof prefix !== 'string' || (prefix !== '' && !prefix.endsWith('/'))) throw invalidInput('sync prefix must be a string ending in "/"');
+  if (!Number.isSafeInteger(intervalMs) || intervalMs < 0) throw invalidInput('sync intervalMs must be an integer ≥ 0');
+  const resolved: Partial<SyncTransport> | null =
+    typeof transport === 'object' && transport !== null && 'kind' in transport && transport.kind === 's3' ? s3Transport(transport) : (transport as SyncTransport);
+  if (typeof resolved?.list !== 'function' || typeof resolved.get !== 'function' || typeof resolved.put !== 'function') {
+    throw invalidInput('sync transport must be { list, get, put } or an S3 config { kind: "s3", … }');
+  }
+  const secret: SyncSecret = passphrase !== undefined ? { passphrase, ...(iterations !== undefined ? { iterations } : {}) } : { key: key! };
+  return { transport: resolved as SyncTransport, secret, prefix, intervalMs };
+}
+
+export class Sync {
+  readonly log: SyncLog;
+  private readonly transport: SyncTransport;
+  private readonly secret: SyncSecret;
+  private readonly prefix: string;
+  private readonly intervalMs: number;
+  private key: CryptoKey | null = null;
+  private running: Promise<SyncStatus> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private target: SyncTarget | null = null;
+  private lastSyncAt: number | null = null;
+  private error: SyncStatus['error'] = null;
+
+  /** `maxRecordsPerCall`: the engine's limit on one import, so received batches are split to fit. */
+  constructor(readonly store: Store, options: SyncOptions, private readonly clock: () => number, private readonly maxRecordsPerCall: number) {
+    const checked = checkSyncOptions(options);
+    this.transport = checked.transport;
+    this.secret = checked.secret;
+    this.prefix = checked.prefix;
+    this.intervalMs = checked.intervalMs;
+    this.log = new SyncLog(store, clock);
+  }
+
+  /** Reads the sync state (the engine is open) and starts background rounds. */
+  async open(target: SyncTarget): Promise<void> {
+    this.target = target;
+    await this.log.open();
+    if (this.intervalMs > 0) {
+      this.timer = setInterval(() => void this.syncNow().catch(() => undefined), this.intervalMs);
+      // Node: background sync must not keep the process alive.
+      (this.timer as { unref?: () => void }).unref?.();
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+  }
+
+  status(): SyncStatus {
+    const state = this.log.state!;
+    return { device: state.device, lastSyncAt: this.lastSyncAt, pending: state.outSeq - state.sent, error: this.error && { ...this.error } };
+  }
+
+  /** One round: upload what is queued, then apply what other devices uploaded. Concurrent calls share a round. */
+  syncNow(): Promise<SyncStatus> {
+    this.running ??= (async () => {
+      try {
+        this.key ??= await syncKey(this.transport, this.prefix, this.secret);
+        await this.push();
+        while (await this.pull());
+        this.lastSyncAt = this.clock();
+        this.error = null;
+        return this.status();
+      } catch (error) {
+        const coded = toEngramError(error, ErrorCode.SYNC_FAILED, 'sync failed');
+        this.error = { code: coded.code, message: coded.message };
+        throw coded;
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  private async writeState(meta: Record<string, string | null> = {}): Promise<void> {
+    await this.store.write({ meta: { ...meta, [META.state]: JSON.stringify(this.log.state) } });
+  }
+
+  private async push(): Promise<void> {
+    const state = this.log.state!;
+    for (;;) {
+      if (state.plan === null) {
+        if (state.sent >= state.outSeq) return;
+        let to = state.sent;
+        for (let entries = 0; to < state.outSeq && to - state.sent < WRITES_PER_OBJECT && entries < ENTRIES_PER_OBJECT; ) {
+          to++;
+          entries += readJson<Entry[]>(await this.store.readMeta(META.out + to))?.length ?? 0;
+        }
+        state.plan = { seq: state.objSeq + 1, from: state.sent + 1, to };
+        await this.writeState();
+      }
+      const plan = state.plan;
+      const entries: Entry[] = [];
+      for (let n = plan.from; n <= plan.to; n++) entries.push(...(readJson<Entry[]>(await this.store.readMeta(META.out + n)) ?? []));
+      const name = objectName(this.prefix, state.device, plan.seq);
+      await this.transport.put(name, await seal(this.key!, name, state.device, plan.seq, { v: 1, entries }));
+      const done: Record<string, null> = {};
+      for (let n = plan.from; n <= plan.to; n++) done[META.out + n] = null;
+      state.sent = plan.to;
+      state.objSeq = plan.seq;
+      state.plan = null;
+      await this.writeState(done);
+    }
+  }
+
+  /** The new objects of every other device, in sequence order up to the first gap, opened and checked. */
+  private async fetchNew(): Promise<{ device: string; seq: number; entries: Entry[] }[]> {
+    const state = this.log.state!;
+    const seqs = new Map<string, number[]>();
+    for (const key of await this.transport.list(`${this.prefix}log/`)) {
+      const match = OBJECT_NAME.exec(key.slice(this.prefix.length));
+      if (!match || match[1] === state.device) continue;
+      const list = seqs.get(match[1]!) ?? [];
+      list.push(Number(match[2]));
+      seqs.set(match[1]!, list);
+    }
+    const wanted: { device: string; seq: number }[] = [];
+    for (const [device, list] of seqs) {
+      let next = (state.cursors[device] ?? 0) + 1;
+      // A gap waits: an object missing in the middle is never skipped.
+      for (const seq of list.sort((a, b) => a - b)) {
+        if (seq < next) continue;
+        if (seq !== next || wanted.length === OBJECTS_PER_BATCH) break;
+        wanted.push({ device, seq });
+        next++;
+      }
+    }
+    const opened: { device: string; seq: number; entries: Entry[] }[] = [];
+    for (let start = 0; start < wanted.length; start += PARALLEL_GETS) {
+      const group = wanted.slice(start, start + PARALLEL_GETS).map(async ({ device, seq }) => {
+        const name = objectName(this.prefix, device, seq);
+        const bytes = await this.transport.get(name);
+        if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync object ${name} was listed but could not be read`);
+        return { device, seq, entries: checkEntries(await open(this.key!, name, device, seq, bytes), device, name) };
+      });
+      opened.push(...(await Promise.all(group)));
+    }
+    return opened;
+  }
+
+  /** Applies one batch of new objects; true when it applied some (more may wait). */
+  private async pull(): Promise<boolean> {
+    const objects = await this.fetchNew();
+    if (objects.length === 0) return false;
+    const entries = objects.flatMap((o) => o.entries).sort((a, b) => (a.h < b.h ? -1 : a.h > b.h ? 1 : 0));
+    const plan = await this.merge(entries);
+    await this.apply(plan);
+    const state = this.log.state!;
+    for (const { device, seq } of objects) state.cursors[device] = Math.max(state.cursors[device] ?? 0, seq);
+    const meta: Record<string, string | null> = {};
+    for (const [id, h] of plan.removed) meta[META.tombstone + id] = h;
+    for (const [key, entry] of plan.links) meta[META.link + key] = entry.h;
+    await this.writeState(meta);
+    return true;
+  }
+
+  /** Received entries (in clock order) merged with the local state: what to upsert, remove and (un)link. */
+  private async merge(entries: Entry[]) {
+    const store = this.store;
+    const work = new Map<string, { record: MemoryRecord; clocks: FieldClocks } | null>();
+    const removed = new Map<string, string>();
+    const links = new Map<string, Extract<Entry, { k: 'link' }>>();
+    const associations: AssociationEdge[] = [];
+    for (const entry of entries) {
+      this.log.receive(parseHlc(entry.h)!);
+      if (entry.k === 'assoc') {
+        associations.push({ a: entry.a, b: entry.b, weight: entry.w, lastAt: entry.t });
+      } else if (entry.k === 'del') {
+        if (!removed.has(entry.id)) removed.set(entry.id, entry.h);
+        work.delete(entry.id);
+      } else if (entry.k === 'link') {
+        const key = linkKey(entry);
+        const current = links.get(key)?.h ?? (await store.readMeta(META.link + key));
+        if (current === null || entry.h > String(current)) links.set(key, entry);
+      } else {
+        // A removal wins over every change to the memory, earlier or concurrent.
+        if (removed.has(entry.id) || (await store.readMeta(META.tombstone + entry.id)) !== null) continue;
+        let current = work.get(entry.id);
+        if (current === undefined) {
+          const record = await this.target!.get(entry.id);
+          current = record ? { record, clocks: readJson<FieldClocks>(await store.readMeta(META.fields + entry.id)) ?? {} } : null;
+        }
+        if (current === null) {
+          // Unknown here: only an entry that creates the memory (it carries every field) can start it.
+          if (!('text' in entry.f && 'createdAt' in entry.f)) continue;
+          current = { record: { id: entry.id, text: '', createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0 }, clocks: {} };
+        }
+        mergeFields(current.record, current.clocks, entry.h, entry.f);
+        work.set(entry.id, current);
+      }
+    }
+    const upserts = [...work.values()].filter((w) => w !== null);
+    return { upserts, removed, links, associations: associations.filter((e) => !removed.has(e.a) && !removed.has(e.b)) };
+  }
+
+  /**
+   * Imports received records; when the batch is refused as invalid (another device may allow what this one's
+   * limits do not), imports them one by one and leaves out those refused, so one record cannot stall sync.
+   */
+  private async importFitting(records: MemoryRecord[]): Promise<void> {
+    try {
+      await this.target!.import(records);
+    } catch (error) {
+      if (!(error instanceof EngramError && error.code === ErrorCode.INVALID_INPUT)) throw error;
+      if (records.length > 1) for (const record of records) await this.importFitting([record]);
+    }
+  }
+
+  private async apply(plan: Awaited<ReturnType<Sync['merge']>>): Promise<void> {
+    const target = this.target!;
+    const remote = this.log.remote;
+    try {
+      for (const { record, clocks } of plan.upserts) remote.puts.set(record.id, clocks);
+      for (let start = 0; start < plan.upserts.length; start += this.maxRecordsPerCall) {
+        await this.importFitting(plan.upserts.slice(start, start + this.maxRecordsPerCall).map((w) => w.record));
+      }
+      remote.puts.clear();
+      for (const [id, h] of plan.removed) remote.removes.set(id, h);
+      // Only ids stored here: an id this device's checks refuse cannot be one of them.
+      const present = (await Promise.all([...plan.removed.keys()].map(async (id) => ((await target.get(id).catch(() => null)) ? id : null)))).filter((id) => id !== null);
+      if (present.length > 0) await target.remove(present);
+      remote.removes.clear();
+      for (const [key, entry] of plan.links) {
+        remote.links.set(key, entry.h);
+        try {
+          if (entry.on) await target.link(entry.from, entry.to, entry.kind, entry.c === undefined ? {} : { confidence: entry.c });
+          else await target.unlink(entry.from, entry.to, entry.kind);
+        } catch (error) {
+          // A link to a memory removed here (or left out as invalid) has nothing to attach to; one this device's
+          // checks refuse is left out too, rather than stall every later round.
+          if (!(error instanceof EngramError && (error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.INVALID_INPUT))) throw error;
+        }
+        remote.links.delete(key);
+      }
+      for (const edge of plan.associations) remote.associations.add(associationKey(edge));
+      if (plan.associations.length > 0) await target.mergeAssociations(plan.associations);
+    } finally {
+      remote.associations.clear();
+      remote.puts.clear();
+      remote.removes.clear();
+      remote.links.clear();
+    }
+  }
+}
+
+/** The entries of an opened object, each from `device`: anything else is SYNC_TAMPERED. */
+function checkEntries(payload: unknown, device: string, name: string): Entry[] {
+  const entries = (payload as { v?: unknown; entries?: unknown } | null)?.entries;
+  const valid =
+    (payload as { v?: unknown }).v === 1 &&
+    Array.isArray(entries) &&
+    entries.every((e: Partial<Entry> | null) => {
+      if (typeof e !== 'object' || e === null || typeof e.h !== 'string' || parseHlc(e.h)?.device !== device) return false;
+      if (e.k === 'put') return typeof e.id === 'string' && typeof e.f === 'object' && e.f !== null;
+      if (e.k === 'del') return typeof e.id === 'string';
+      if (e.k === 'assoc') return typeof e.a === 'string' && typeof e.b === 'string' && e.a < e.b && typeof e.w === 'number' && e.w > 0 && e.w <= 1 && Number.isFinite(e.t);
+      return e.k === 'link' && typeof e.from === 'string' && typeof e.to === 'string' && typeof e.kind === 'string' && typeof e.on === 'boolean';
+    });
+  if (!valid) throw new EngramError(ErrorCode.SYNC_TAMPERED, `sync object ${name} was refused: its entries are malformed; nothing from this round was applied`, { details: { name } });
+  return entries as Entry[];
+}
