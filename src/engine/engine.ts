@@ -3,8 +3,9 @@
  * embedded first, written to the store in one atomic write, and only then applied in memory, so a failure anywhere
  * changes nothing. Changes run one at a time (write-queue.ts); searches read the in-memory state and never wait.
  *
- * This file wires the parts (docs/architecture.md): open.ts, validate.ts, vector-state.ts, touch-writer.ts,
- * provenance.ts, timeline.ts, lexical-persistence.ts; a search is search/pipeline.ts, post-answer stages included.
+ * This file wires the parts (docs/architecture.md): open.ts, writes.ts, vector-state.ts, touch-writer.ts,
+ * provenance.ts, timeline.ts, lexical-persistence.ts, formation.ts and consolidate.ts, and sync (sync/sync.ts);
+ * a search is search/pipeline.ts, post-answer stages included.
  */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { LexicalIndex } from '../lexical/lexical-index.js';
@@ -13,7 +14,6 @@ import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from 
 import { runPipeline } from '../search/pipeline.js';
 import type { PipelineState } from '../search/state.js';
 import { ThreadIndex } from '../search/thread-index.js';
-import { changesIndexed } from '../store/change-counter.js';
 import type { AssociationEdge } from '../store/store.js';
 import type { SyncStatus } from '../sync/sync.js';
 import type {
@@ -35,9 +35,9 @@ import { Provenance } from './provenance.js';
 import { RecordTable } from './record-table.js';
 import { timeline } from './timeline.js';
 import { TouchWriter } from './touch-writer.js';
-import { applyPatch, checkCallSize, checkDistinct, recordFromImport, recordFromInput } from './validate.js';
 import { VectorState } from './vector-state.js';
 import { WriteQueue } from './write-queue.js';
+import { MemoryWrites } from './writes.js';
 
 export type { AddOptions, Engine, EngineStats } from './api.js';
 export type { EngineOptions } from './options.js';
@@ -85,6 +85,7 @@ class EngramEngine implements Engine {
   private recordLoadTimer: ReturnType<typeof setTimeout> | null = null;
   /** The opt-in idle consolidation (EngineOptions.consolidation), poked after each write. */
   private readonly idle: IdleConsolidation | null;
+  private readonly writes: MemoryWrites;
 
   constructor(private readonly options: ResolvedEngineOptions) {
     this.lexical = new LexicalIndex(options.lexical);
@@ -94,6 +95,8 @@ class EngramEngine implements Engine {
     this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError, (edges) => this.associations.asWrite(edges));
     this.vectors = new VectorState(options, this.records, this.queue);
     this.provenance = new Provenance(this.records, this.queue, this.links, this.associations, options.clock);
+    const { records, lexical, threads, vectors, associations, links, queue } = this;
+    this.writes = new MemoryWrites({ options, records, lexical, threads, vectors, associations, links, queue });
     const schedule = options.consolidation;
     this.idle = schedule ? new IdleConsolidation(schedule.idleMs, () => this.consolidate(schedule.options), options.onBackgroundError) : null;
   }
@@ -152,62 +155,17 @@ class EngramEngine implements Engine {
 
   add(input: MemoryInput | MemoryInput[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return this.afterWrite(this.queue.run(async () => {
-      const list = Array.isArray(input) ? input : [input];
-      checkCallSize(list.length, this.options.limits, 'add');
-      const now = this.options.clock();
-      const created = list.map((item, i) => recordFromInput(item, now, this.options.limits, Array.isArray(input) ? `memory[${i}]` : 'memory'));
-      checkDistinct(created, (id) => this.records.has(id));
-      if (created.length === 0) return [];
-      const vectors = await this.vectors.embedAll(created, opts.onProgress);
-      const { batch, stored } = await this.vectors.supersede(created, vectors);
-      await this.queue.commit({ put: [...batch, ...stored], vectors: this.vectors.pack(batch, vectors) }, () => {
-        this.applyRecords(batch, vectors);
-        for (const record of stored) this.records.set(record);
-      });
-      return batch.map((r) => r.id);
-    }));
+    return this.afterWrite(this.queue.run(() => this.writes.add(input, opts)));
   }
 
   import(input: (MemoryRecord | MemoryInput)[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return this.afterWrite(this.queue.run(async () => {
-      if (!Array.isArray(input)) throw invalidInput('import takes an array of records');
-      checkCallSize(input.length, this.options.limits, 'import');
-      const now = this.options.clock();
-      const batch = input.map((item, i) => recordFromImport(item, now, this.options.limits, `records[${i}]`));
-      checkDistinct(batch);
-      const ids = new Set(batch.map((r) => r.id));
-      for (const record of batch) {
-        // A supersededBy pointing nowhere would hide the memory for good: drop it.
-        if (record.supersededBy !== undefined && !ids.has(record.supersededBy) && !this.records.has(record.supersededBy)) {
-          delete record.supersededBy;
-        }
-      }
-      if (batch.length === 0) return [];
-      const pending = this.records.preload(batch.map((r) => r.id));
-      if (pending) await pending;
-      // Memories already stored with the same text keep their vector; the others are embedded.
-      const vectors = await this.vectors.embedAll(batch, opts.onProgress, (r) => this.vectors.reusableVector(r));
-      await this.queue.commit({ put: batch, vectors: this.vectors.pack(batch, vectors) }, () => this.applyRecords(batch, vectors));
-      return batch.map((r) => r.id);
-    }));
+    return this.afterWrite(this.queue.run(() => this.writes.import(input, opts)));
   }
 
   update(id: string, patch: MemoryPatch): Promise<MemoryRecord> {
     this.checkOpen();
-    return this.afterWrite(this.queue.run(async () => {
-      const current = await this.records.mustGet(id);
-      const next = applyPatch(current, patch, this.options.clock(), this.options.limits);
-      const textChanged = next.text !== current.text;
-      const vectors = textChanged ? await this.vectors.embedAll([next]) : null;
-      await this.queue.commit({ put: [next], vectors: this.vectors.pack([next], vectors) }, () => {
-        if (changesIndexed(current, next)) this.applyRecords([next], vectors);
-        else this.records.set(next);
-        this.threads.upsertAll([next]);
-      });
-      return cloneRecord(next);
-    }));
+    return this.afterWrite(this.queue.run(() => this.writes.update(id, patch)));
   }
 
   pin(id: string, pinned = true): Promise<MemoryRecord> {
@@ -216,30 +174,7 @@ class EngramEngine implements Engine {
 
   remove(ids: string | string[]): Promise<number> {
     this.checkOpen();
-    return this.queue.run(async () => {
-      const list = Array.isArray(ids) ? ids : [ids];
-      list.forEach((id, i) => checkId(id, `remove: ids[${i}]`));
-      const gone = new Set(list.filter((id) => this.records.has(id)));
-      if (gone.size === 0) return 0;
-      // Memories superseded by a removed one become live again rather than vanish.
-      const restored = (await this.records.getMany(this.records.supersededBy(gone))).map((record) => {
-        const copy = cloneRecord(record);
-        delete copy.supersededBy;
-        return copy;
-      });
-      await this.queue.commit({ remove: [...gone], put: restored }, () => {
-        for (const id of gone) {
-          this.records.delete(id);
-          this.lexical.remove(id);
-          this.threads.remove(id);
-          this.vectors.index?.remove(id);
-          this.associations.removeMemory(id);
-          this.links.removeMemory(id);
-        }
-        for (const record of restored) this.records.set(record);
-      });
-      return gone.size;
-    });
+    return this.queue.run(() => this.writes.remove(ids));
   }
 
   // ---- memory formation (formation.ts, consolidate.ts) ----------------------------------------------------
@@ -260,7 +195,7 @@ class EngramEngine implements Engine {
   private get formation(): FormationHost {
     const { llm, clock, limits, learning } = this.options;
     const parts = { records: this.records, queue: this.queue, vectors: this.vectors, links: this.links, learning, session: this.session, clock };
-    const apply = (batch: readonly MemoryRecord[], vectors: Float32Array[] | null) => this.applyRecords(batch, vectors);
+    const apply = (batch: readonly MemoryRecord[], vectors: Float32Array[] | null) => this.writes.apply(batch, vectors);
     return {
       llm,
       clock,
@@ -409,13 +344,5 @@ class EngramEngine implements Engine {
     if (!this.idle) return write;
     const idle = this.idle;
     return write.finally(() => idle.poke());
-  }
-
-  /** Puts records into the map and every index (with their vectors when given). */
-  private applyRecords(batch: readonly MemoryRecord[], vectors: Float32Array[] | null): void {
-    for (const record of batch) this.records.set(record);
-    this.lexical.addAll(batch);
-    this.threads.upsertAll(batch);
-    if (vectors) this.vectors.index?.setMany(batch.map((r) => r.id), vectors);
   }
 }
