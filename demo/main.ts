@@ -5,6 +5,7 @@
 import { createMemory, type Memory, type MemoryInput, type MemoryStatus, type MemoryRecord, type Progress, type SearchResult } from '../src/index.js';
 import type { AssociationSource } from './associations.js';
 import { defaultState, localDate, mountControls, toSearchOptions, type ControlState } from './controls.js';
+import { mountConversation } from './conversation.js';
 import { download, parseImport, serialise } from './data.js';
 import { describeError, mountDatabasePanel } from './database.js';
 import { byId, debounce, h } from './dom.js';
@@ -91,8 +92,17 @@ const replay = mountReplay(byId('replay'), SAMPLE_QUERIES, {
   running: (on) => {
     replaying = on;
     enableDataActions(!on && memory !== null && !operationRunning);
+    conversation.setReady(!on && memory !== null && !operationRunning);
   },
   done: () => void afterDataChange(),
+  message,
+});
+
+// Remembering writes as an edit does: the status, the suggestions and the search are refreshed after it.
+const conversation = mountConversation(byId('conversation'), {
+  memory: () => memory,
+  model: () => llmPicker.picked().label,
+  changed: afterDataChange,
   message,
 });
 
@@ -135,6 +145,7 @@ async function busy(label: string, run: (onProgress: (p: Progress) => void) => P
   operationRunning = true;
   enableDataActions(false);
   replay.setReady(false);
+  conversation.setReady(false);
   showProgress(label, null);
   message(`${label}…`);
   try {
@@ -147,6 +158,7 @@ async function busy(label: string, run: (onProgress: (p: Progress) => void) => P
     byId('status-indexing').hidden = true;
     enableDataActions(memory !== null);
     replay.setReady(memory !== null);
+    conversation.setReady(memory !== null);
     await afterDataChange();
   }
 }
@@ -439,6 +451,7 @@ async function closeMemory(): Promise<void> {
   searchSeq++;
   replay.stop();
   replay.setReady(false);
+  conversation.setReady(false);
   openAssociations.clear();
   enableDataActions(false);
   hitsList.replaceChildren();
@@ -491,6 +504,7 @@ async function openMemory(name: string, passphrase: string | null): Promise<{ en
   message(`Opened “${name}”${encrypted ? ', encrypted' : ''}`);
   enableDataActions(true);
   replay.setReady(true);
+  conversation.setReady(true);
   // Not awaited: the database panel remembers the choice as soon as it is open, not after the first search
   // (which may wait for the model), so a reload right after "Opened" opens it again.
   void afterDataChange().catch((error) => message(describeError(error), 'error'));

@@ -5,17 +5,15 @@
  * whose queries and token counts show in the trace panel; with no model picked, the LLM stages are skipped with a
  * note and no request leaves the page.
  *
- * The endpoint is a scripted model served by this test (a tiny node:http server on 127.0.0.1): it answers
- * `/chat/completions` with fixed text and fixed `usage`, chosen by which stage's prompt it received. No real model
- * runs here; what is tested is the demo's wiring (request, CORS, CSP, token display), not answer quality.
+ * The endpoint is a scripted model served by this test (scripted-endpoint.ts: a tiny node:http server on 127.0.0.1):
+ * it answers `/chat/completions` with fixed text and fixed `usage`, chosen by which stage's prompt it received. No
+ * real model runs here; what is tested is the demo's wiring (request, CORS, CSP, token display), not answer quality.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdirSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
-import { baseURL, launchPersistent, recordRequests, tempProfileDir } from './harness.js';
-import { settled } from './pages/demo-page.js';
+import { describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { recordRequests } from './harness.js';
+import { demoSession, settled } from './pages/demo-page.js';
+import type { ScriptedAnswer } from './scripted-endpoint.js';
 
 const SHOTS = 'test-results';
 
@@ -29,86 +27,15 @@ const UNDERSTAND_USAGE = { prompt_tokens: 64, completion_tokens: 9 };
 const RERANKED = '3, 1, 2';
 const RERANK_USAGE = { prompt_tokens: 402, completion_tokens: 5 };
 
-interface ChatRequest {
-  model?: string;
-  messages: { role: string; content: string }[];
-  max_tokens?: number;
+/** Picks the stage's answer above from its prompt. */
+function answer(prompt: string): ScriptedAnswer {
+  if (prompt.includes('Write the note they would have saved')) return { text: HYDE_TEXT, usage: HYDE_USAGE };
+  if (prompt.startsWith('Classify a question')) return { text: UNDERSTOOD, usage: UNDERSTAND_USAGE };
+  if (prompt.includes('Rank the memories')) return { text: RERANKED, usage: RERANK_USAGE };
+  return { text: SYNTHESIZED.join('\n'), usage: SYNTHESIS_USAGE };
 }
 
-/** The scripted OpenAI-compatible endpoint, with every chat request it received. */
-async function startScriptedEndpoint(): Promise<{ server: Server; url: string; requests: ChatRequest[]; preflights: number }> {
-  const state = { requests: [] as ChatRequest[], preflights: 0 };
-  const cors = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type' };
-  const readBody = (req: IncomingMessage) =>
-    new Promise<string>((resolve, reject) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      req.on('end', () => resolve(body));
-      req.on('error', reject);
-    });
-  const server = createServer((req, res) => {
-    if (req.method === 'OPTIONS') {
-      state.preflights++;
-      res.writeHead(204, cors).end();
-      return;
-    }
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      res.writeHead(404, cors).end();
-      return;
-    }
-    void readBody(req).then((body) => {
-      const request = JSON.parse(body) as ChatRequest;
-      state.requests.push(request);
-      const prompt = request.messages[0]?.content ?? '';
-      const answer = prompt.includes('Write the note they would have saved')
-        ? { text: HYDE_TEXT, usage: HYDE_USAGE }
-        : prompt.startsWith('Classify a question')
-          ? { text: UNDERSTOOD, usage: UNDERSTAND_USAGE }
-          : prompt.includes('Rank the memories')
-            ? { text: RERANKED, usage: RERANK_USAGE }
-            : { text: SYNTHESIZED.join('\n'), usage: SYNTHESIS_USAGE };
-      res.writeHead(200, { ...cors, 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'scripted', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: answer.text }, finish_reason: 'stop' }], usage: answer.usage }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    server,
-    url: `http://127.0.0.1:${port}/v1`,
-    requests: state.requests,
-    get preflights() {
-      return state.preflights;
-    },
-  };
-}
-
-let profile: ReturnType<typeof tempProfileDir>;
-let context: BrowserContext;
-let endpoint: Awaited<ReturnType<typeof startScriptedEndpoint>>;
-
-beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  profile = tempProfileDir();
-  context = await launchPersistent(profile.dir);
-  endpoint = await startScriptedEndpoint();
-});
-
-/**
- * Pages still open are closed after each test, passed or failed: the demo's tabs share one database, and the tab
- * that opened it lends its language model to the others, so a page left open would answer the next test's searches.
- */
-const openPages = new Set<Page>();
-afterEach(async () => {
-  for (const page of openPages) await page.close();
-  openPages.clear();
-});
-
-afterAll(async () => {
-  await context?.close();
-  profile?.dispose();
-  await new Promise((resolve) => endpoint?.server.close(resolve));
-});
+const session = demoSession(SHOTS, answer);
 
 async function generationOf(page: Page): Promise<number> {
   return page.$eval('#hits', (el) => Number((el as HTMLElement).dataset.generation ?? 0));
@@ -116,14 +43,7 @@ async function generationOf(page: Page): Promise<number> {
 
 /** Opens the demo with the sample loaded and the vector leg ready, searching `query` with the default options. */
 async function openDemo(query: string): Promise<{ page: Page; requests: ReturnType<typeof recordRequests> }> {
-  const page = await context.newPage();
-  openPages.add(page);
-  await page.setViewportSize({ width: 1280, height: 900 });
-  const requests = recordRequests(page);
-  page.on('dialog', (dialog) => void dialog.accept());
-  page.on('pageerror', (error) => console.error('[demo page error]', error.message));
-  await page.goto(`${baseURL()}/demo/`);
-  await expect.poll(() => page.textContent('#status-count'), { timeout: 60_000 }).toMatch(/^\d+ memor/);
+  const { page, requests } = await session.openPage();
   if (!/^2\d\d memories/.test((await page.textContent('#status-count')) ?? '')) {
     await page.click('#load-sample');
     await expect.poll(() => page.textContent('#status-count'), { timeout: 120_000 }).toMatch(/^2\d\d memories/);
@@ -248,6 +168,7 @@ describe('the demo’s stage controls', () => {
   });
 
   test('with no model picked, the LLM stages are skipped with a note and no request leaves the page', async () => {
+    const endpoint = session.endpoint();
     const { page, requests } = await openDemo('timezone bug');
     let generation = await generationOf(page);
     const before = endpoint.requests.length + endpoint.preflights;
@@ -280,10 +201,17 @@ describe('the demo’s stage controls', () => {
     expect(chrome).toEqual({ disabled: true, label: 'Chrome’s built-in model (unavailable)' });
     expect(await page.textContent('#llm-chrome-reason')).toMatch(/unavailable|no Prompt API/);
 
-    // A URL the CSP does not allow is refused in the page, before any request.
+    // A URL the CSP does not allow is refused in the page, before any request. The model stages are off while it is
+    // typed: picking the endpoint searches at once with the URL typed before, which under load can beat the typing.
+    await page.selectOption('#opt-understand', 'rules');
+    await page.selectOption('#opt-synthesis', 'off');
+    await page.locator('#opt-hyde').uncheck();
+    await page.selectOption('#opt-rerankBy', 'off');
+    generation = await settled(page, generation);
     await page.selectOption('#llm-backend', 'endpoint');
     await page.fill('#llm-url', 'https://api.example.com/v1');
     await page.press('#llm-url', 'Enter');
+    await page.selectOption('#opt-synthesis', 'llm');
     generation = await settled(page, generation);
     expect(await page.textContent('#llm-status')).toContain('only local endpoints');
     expect((await traceStages(page)).find((s) => s.name === 'synthesize')?.note).toMatch(/^skipped: .*only local endpoints/);
@@ -295,6 +223,7 @@ describe('the demo’s stage controls', () => {
   });
 
   test('an OpenAI-compatible endpoint picked in the page feeds synthesis and HyDE, with their queries and tokens in the trace', async () => {
+    const endpoint = session.endpoint();
     const { page, requests } = await openDemo('timezone bug');
     let generation = await generationOf(page);
     const before = endpoint.requests.length;
