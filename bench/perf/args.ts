@@ -15,9 +15,9 @@ export interface BenchArgs {
   millionPeers: boolean;
 }
 
-export const SECTIONS = ['node', 'browser', 'embedder', 'worker', 'million'];
-/** The one-million scale is slow: it runs only when asked for. */
-export const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'million');
+export const SECTIONS = ['node', 'browser', 'embedder', 'worker', 'million', 'sync'];
+/** The one-million scale and sync through a local S3 server are slow: they run only when asked for. */
+export const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'million' && s !== 'sync');
 export const MILLION = 1_000_000;
 
 export function parseArgs(argv: readonly string[]): BenchArgs {

@@ -5,7 +5,8 @@
  *
  * Runs every section in its own process (fresh heap each): Node (pure pipeline and peers), headless Chromium
  * (the real worker on OPFS and peers in the page), then `npm run bench:embedder` and `npm run bench:worker`
- * when those scripts exist. Writes bench/results/latest.json, and unless --no-doc, docs/bench.md,
+ * when those scripts exist (`--sections sync` adds `npm run bench:sync`, a new device receiving through a local S3
+ * server: not in the default run, it takes minutes). Writes bench/results/latest.json, and unless --no-doc, docs/bench.md,
  * docs/bench.json and docs/bench-*.svg.
  */
 import { spawnSync } from 'node:child_process';
@@ -77,7 +78,7 @@ for (const [section, file, command, extra] of [
 // Sections other parts of the project add as npm scripts; their own output is kept verbatim.
 const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
 const extra: ExtraSection[] = [];
-for (const section of ['embedder', 'worker']) {
+for (const section of ['embedder', 'worker', 'sync']) {
   const script = `bench:${section}`;
   if (!args.sections.includes(section) || !scripts[script]) continue;
   console.log(`\n=== ${script} ===`);

@@ -5,7 +5,8 @@
  *
  * Meta keys: `sync:state` (device id, clock, queue and upload positions, cursor per remote device), `sync:out:<n>`
  * (the entries of the n-th staged write, until uploaded), `sync:f:<id>` (a memory's field clocks), `sync:t:<id>`
- * (a removed memory's tombstone), `sync:l:<link>` (a link's last change).
+ * (a removed memory's tombstone), `sync:l:<link>` (a link's last change), `sync:g:<n>` (the removals and unlinks of
+ * the n-th write that made some: the store cannot list meta keys, and a snapshot must carry them).
  */
 import { linkKey } from '../store/graph-rows.js';
 import type { AssociationEdge, Store, StoreWrite } from '../store/store.js';
@@ -17,7 +18,7 @@ import { formatHlc, receive, tick, type HlcState } from './hlc.js';
 /** Most entries per queued part (`sync:out:<n>`). */
 export const ENTRIES_PER_PART = 250;
 
-export const META = { state: 'sync:state', out: 'sync:out:', fields: 'sync:f:', tombstone: 'sync:t:', link: 'sync:l:' } as const;
+export const META = { state: 'sync:state', out: 'sync:out:', fields: 'sync:f:', tombstone: 'sync:t:', link: 'sync:l:', grave: 'sync:g:' } as const;
 
 export type Entry =
   | { k: 'put'; id: string; h: string; f: Record<string, unknown> }
@@ -38,6 +39,25 @@ export interface SyncState {
   plan: { seq: number; from: number; to: number } | null;
   /** Per remote device, the last object applied. */
   cursors: Record<string, number>;
+  /** Number of the last `sync:g:<n>` part (removals and unlinks). */
+  graves?: number;
+  /** Snapshots seen in the bucket (snapshot.ts), by writer: the newest's number, time and covered objects. */
+  snapshots?: Record<string, SnapshotHead>;
+  /** This device's own snapshots still in the bucket, oldest first. */
+  ownSnapshots?: SnapshotHead[];
+}
+
+/** What a snapshot covers: per device, the last log object merged into it; `at` is its writer's wall clock. */
+export interface SnapshotHead {
+  seq: number;
+  at: number;
+  covers: Record<string, number>;
+}
+
+/** One write's removals (id → clock) and unlinked link keys, kept for the next snapshot. */
+export interface GravePart {
+  t: Record<string, string>;
+  l: string[];
 }
 
 /** What a write applying received entries stores instead of new entries: the merged clocks. */
@@ -123,9 +143,11 @@ export class SyncLog {
       meta[META.fields + record.id] = JSON.stringify(clocks);
       entries.push({ k: 'put', id: record.id, h, f: changed });
     });
+    const grave: GravePart = { t: {}, l: [] };
     for (const id of change.remove ?? []) {
       const received = this.remote.removes.get(id);
       const h = received ?? stamp();
+      grave.t[id] = h;
       meta[META.tombstone + id] = h;
       meta[META.fields + id] = null;
       if (received === undefined) entries.push({ k: 'del', id, h });
@@ -138,7 +160,14 @@ export class SyncLog {
       if (received === undefined) entries.push({ k: 'link', from: link.from, to: link.to, kind: link.kind, h, on, ...(on ? { c: link.confidence } : {}) });
     };
     for (const link of change.links?.put ?? []) linkEntry(link, true);
-    for (const link of change.links?.remove ?? []) linkEntry(link, false);
+    for (const link of change.links?.remove ?? []) {
+      linkEntry(link, false);
+      grave.l.push(linkKey(link));
+    }
+    if (grave.l.length > 0 || Object.keys(grave.t).length > 0) {
+      state.graves = (state.graves ?? 0) + 1;
+      meta[META.grave + state.graves] = JSON.stringify(grave);
+    }
     // Evictions stay local (each device bounds its own graph); formed and strengthened edges travel.
     for (const edge of change.associations?.put ?? []) {
       if (!this.remote.associations.has(associationKey(edge))) entries.push({ k: 'assoc', a: edge.a, b: edge.b, w: edge.weight, t: edge.lastAt, h: stamp() });

@@ -3,7 +3,8 @@
  * queued entries (log.ts) as sealed objects, then reads every other device's new objects, checks them all, and
  * only then merges them (fields.ts: last writer by hybrid logical clock, learned state by maximum; removals are
  * tombstones and win) and applies the result through the engine's own import, remove, link and unlink, so
- * received text is embedded and indexed here like any other write.
+ * received text is embedded and indexed here like any other write. Snapshots (snapshot.ts) let a new device, or one
+ * whose next object was compacted away, start from another device's merged state instead of the whole log.
  */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { linkKey } from '../store/graph-rows.js';
@@ -12,8 +13,9 @@ import type { Link, LinkKind, MemoryRecord } from '../types.js';
 import { open, seal, syncKey, type SyncSecret } from './envelope.js';
 import { mergeFields, type FieldClocks } from './fields.js';
 import { parseHlc } from './hlc.js';
-import { associationKey, META, readJson, SyncLog, type Entry } from './log.js';
+import { associationKey, META, readJson, SyncLog, type Entry, type SnapshotHead } from './log.js';
 import { s3Transport, type S3TransportConfig } from './s3.js';
+import { checkHead, readSnapshotState, SNAPSHOT_NAME, snapshotEntries, snapshotName, type SnapshotData } from './snapshot.js';
 import type { SyncTransport } from './transport.js';
 
 export interface SyncOptions {
@@ -29,6 +31,16 @@ export interface SyncOptions {
   prefix?: string;
   /** Background sync period; 0 syncs only on `syncNow()`. Default 60,000. */
   intervalMs?: number;
+  /**
+   * After a round, this device writes a snapshot when the bucket holds at least this many log objects not covered
+   * by the newest snapshot; 0 never does. Default 200.
+   */
+  snapshotEvery?: number;
+  /**
+   * Log objects covered by one of this device's snapshots are deleted once that snapshot is this old (ms), with
+   * its older snapshots: a device that was away longer starts again from the snapshot. Default 7 days.
+   */
+  retainMs?: number;
 }
 
 export interface SyncStatus {
@@ -65,9 +77,13 @@ export function objectName(prefix: string, device: string, seq: number): string 
   return `${prefix}log/${device}/${String(seq).padStart(12, '0')}`;
 }
 
-function checkSyncOptions(options: SyncOptions): { transport: SyncTransport; secret: SyncSecret; prefix: string; intervalMs: number } {
+type CheckedOptions = { transport: SyncTransport; secret: SyncSecret; prefix: string; intervalMs: number; snapshotEvery: number; retainMs: number };
+
+function checkSyncOptions(options: SyncOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) throw invalidInput('sync options must be an object { transport, passphrase | key }');
-  const { transport, passphrase, key, iterations, prefix = 'engram/', intervalMs = 60_000 } = options;
+  const { transport, passphrase, key, iterations, prefix = 'engram/', intervalMs = 60_000, snapshotEvery = 200, retainMs = 7 * 86_400_000 } = options;
+  if (!Number.isSafeInteger(snapshotEvery) || snapshotEvery < 0) throw invalidInput('sync snapshotEvery must be an integer ≥ 0');
+  if (!Number.isSafeInteger(retainMs) || retainMs < 0) throw invalidInput('sync retainMs must be an integer ≥ 0');
   if ((passphrase === undefined) === (key === undefined)) throw invalidInput('sync needs exactly one of passphrase or key');
   if (typeof prefix !== 'string' || (prefix !== '' && !prefix.endsWith('/'))) throw invalidInput('sync prefix must be a string ending in "/"');
   if (!Number.isSafeInteger(intervalMs) || intervalMs < 0) throw invalidInput('sync intervalMs must be an integer ≥ 0');
@@ -77,7 +93,7 @@ function checkSyncOptions(options: SyncOptions): { transport: SyncTransport; sec
     throw invalidInput('sync transport must be { list, get, put } or an S3 config { kind: "s3", … }');
   }
   const secret: SyncSecret = passphrase !== undefined ? { passphrase, ...(iterations !== undefined ? { iterations } : {}) } : { key: key! };
-  return { transport: resolved as SyncTransport, secret, prefix, intervalMs };
+  return { transport: resolved as SyncTransport, secret, prefix, intervalMs, snapshotEvery, retainMs };
 }
 
 export class Sync {
@@ -86,6 +102,8 @@ export class Sync {
   private readonly secret: SyncSecret;
   private readonly prefix: string;
   private readonly intervalMs: number;
+  private readonly snapshotEvery: number;
+  private readonly retainMs: number;
   private key: CryptoKey | null = null;
   private running: Promise<SyncStatus> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -100,6 +118,8 @@ export class Sync {
     this.secret = checked.secret;
     this.prefix = checked.prefix;
     this.intervalMs = checked.intervalMs;
+    this.snapshotEvery = checked.snapshotEvery;
+    this.retainMs = checked.retainMs;
     this.log = new SyncLog(store, clock);
   }
 
@@ -131,7 +151,10 @@ export class Sync {
       try {
         this.key ??= await syncKey(this.transport, this.prefix, this.secret);
         await this.push();
+        await this.readHeads();
+        await this.loadSnapshot();
         while (await this.pull());
+        await this.writeSnapshot();
         this.lastSyncAt = this.clock();
         this.error = null;
         return this.status();
@@ -216,20 +239,129 @@ export class Sync {
   private async pull(): Promise<boolean> {
     const objects = await this.fetchNew();
     if (objects.length === 0) return false;
-    const entries = objects.flatMap((o) => o.entries).sort((a, b) => (a.h < b.h ? -1 : a.h > b.h ? 1 : 0));
-    const plan = await this.merge(entries);
+    const covered: Record<string, number> = {};
+    for (const { device, seq } of objects) covered[device] = Math.max(covered[device] ?? 0, seq);
+    await this.applyEntries(objects.flatMap((o) => o.entries), new Set(), covered);
+    return true;
+  }
+
+  /** Merges and applies `entries`, then moves the cursors up to `covered` (with the tombstones and links, at once). */
+  private async applyEntries(entries: Entry[], creatable: Set<string>, covered: Record<string, number>): Promise<void> {
+    entries.sort((a, b) => (a.h < b.h ? -1 : a.h > b.h ? 1 : 0));
+    const plan = await this.merge(entries, creatable);
     await this.apply(plan);
     const state = this.log.state!;
-    for (const { device, seq } of objects) state.cursors[device] = Math.max(state.cursors[device] ?? 0, seq);
+    for (const [device, seq] of Object.entries(covered)) if (device !== state.device) state.cursors[device] = Math.max(state.cursors[device] ?? 0, seq);
     const meta: Record<string, string | null> = {};
     for (const [id, h] of plan.removed) meta[META.tombstone + id] = h;
     for (const [key, entry] of plan.links) meta[META.link + key] = entry.h;
     await this.writeState(meta);
-    return true;
+  }
+
+  /** Log object names under the prefix, parsed. */
+  private async listLog(): Promise<{ key: string; device: string; seq: number }[]> {
+    const out: { key: string; device: string; seq: number }[] = [];
+    for (const key of await this.transport.list(`${this.prefix}log/`)) {
+      const match = OBJECT_NAME.exec(key.slice(this.prefix.length));
+      if (match) out.push({ key, device: match[1]!, seq: Number(match[2]) });
+    }
+    return out;
+  }
+
+  /** Reads the head of each other device's newest snapshot not read yet (one small object each). */
+  private async readHeads(): Promise<void> {
+    const state = this.log.state!;
+    const newest = new Map<string, number>();
+    for (const key of await this.transport.list(`${this.prefix}snap/`)) {
+      const match = SNAPSHOT_NAME.exec(key.slice(this.prefix.length));
+      if (match?.[3] === 'head' && match[1] !== state.device) newest.set(match[1]!, Math.max(newest.get(match[1]!) ?? 0, Number(match[2])));
+    }
+    const known = (state.snapshots ??= {});
+    for (const writer of Object.keys(known)) if (!newest.has(writer)) delete known[writer];
+    for (const [writer, seq] of newest) {
+      if (known[writer]?.seq === seq) continue;
+      const name = snapshotName(this.prefix, writer, seq, 'head');
+      const bytes = await this.transport.get(name);
+      if (bytes !== null) known[writer] = checkHead(await open(this.key!, name, writer, seq, bytes), name, seq);
+    }
+  }
+
+  /**
+   * Starts from the snapshot covering the most when this device has received nothing yet, or when the next log
+   * object of some device is gone (compacted) but a snapshot covers it: the log alone could never catch up.
+   */
+  private async loadSnapshot(): Promise<void> {
+    const state = this.log.state!;
+    const fresh = Object.keys(state.cursors).length === 0;
+    const listed = new Set((await this.listLog()).map((o) => o.key));
+    let best: [string, SnapshotHead] | null = null;
+    for (const [writer, head] of Object.entries(state.snapshots ?? {})) {
+      const useful = Object.entries(head.covers).some(([device, seq]) => {
+        const cursor = state.cursors[device] ?? 0;
+        return device !== state.device && seq > cursor && (fresh || !listed.has(objectName(this.prefix, device, cursor + 1)));
+      });
+      if (useful && (best === null || coveredCount(head) > coveredCount(best[1]))) best = [writer, head];
+    }
+    if (best === null) return;
+    const [writer, head] = best;
+    const name = snapshotName(this.prefix, writer, head.seq, 'data');
+    const bytes = await this.transport.get(name);
+    if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync snapshot ${name} was listed but could not be read`);
+    const { entries, creatable } = snapshotEntries(await open(this.key!, name, writer, head.seq, bytes), name, head);
+    await this.applyEntries(entries, creatable, head.covers);
+  }
+
+  /** Writes a snapshot when enough log objects are not covered by the newest one, then compacts. */
+  private async writeSnapshot(): Promise<void> {
+    const state = this.log.state!;
+    const own = (state.ownSnapshots ??= []);
+    let objects = await this.listLog();
+    if (this.snapshotEvery > 0) {
+      const heads = [...Object.values(state.snapshots ?? {}), ...own];
+      const newest = heads.reduce<SnapshotHead | null>((best, h) => (best === null || coveredCount(h) > coveredCount(best) ? h : best), null);
+      const uncovered = objects.filter((o) => o.seq > (newest?.covers[o.device] ?? 0)).length;
+      if (uncovered >= this.snapshotEvery) {
+        // What the state covers is read first: everything it names is already in the store when the state is read.
+        const covers = { ...state.cursors, [state.device]: state.objSeq };
+        const h = this.log.now();
+        const read = await readSnapshotState(this.store, state.graves ?? 0);
+        if (read !== null) {
+          const head: SnapshotHead = { seq: (own.at(-1)?.seq ?? 0) + 1, at: this.clock(), covers };
+          const data: SnapshotData = { v: 1, covers, h, ...read };
+          const dataName = snapshotName(this.prefix, state.device, head.seq, 'data');
+          const headName = snapshotName(this.prefix, state.device, head.seq, 'head');
+          // Data first: a listed head always has its data.
+          await this.transport.put(dataName, await seal(this.key!, dataName, state.device, head.seq, data));
+          await this.transport.put(headName, await seal(this.key!, headName, state.device, head.seq, { v: 1, ...head }));
+          own.push(head);
+          await this.writeState();
+        }
+      }
+    }
+    await this.compact(objects);
+  }
+
+  /**
+   * Deletes the log objects covered by this device's newest snapshot older than `retainMs`, and its snapshots
+   * before that one. A device still behind them loads that snapshot (loadSnapshot), so none is left unable to converge.
+   */
+  private async compact(objects: { key: string; device: string; seq: number }[]): Promise<void> {
+    const state = this.log.state!;
+    const own = state.ownSnapshots ?? [];
+    const ripe = own.filter((h) => h.at <= this.clock() - this.retainMs).at(-1);
+    const remove = this.transport.delete?.bind(this.transport);
+    if (ripe === undefined || remove === undefined) return;
+    const doomed = objects.filter((o) => o.seq <= (ripe.covers[o.device] ?? 0)).map((o) => o.key);
+    for (const old of own.filter((h) => h.seq < ripe.seq)) doomed.push(snapshotName(this.prefix, state.device, old.seq, 'head'), snapshotName(this.prefix, state.device, old.seq, 'data'));
+    for (let start = 0; start < doomed.length; start += PARALLEL_GETS) await Promise.all(doomed.slice(start, start + PARALLEL_GETS).map((key) => remove(key)));
+    if (own.length > 1 && own[0]!.seq < ripe.seq) {
+      state.ownSnapshots = own.filter((h) => h.seq >= ripe.seq);
+      await this.writeState();
+    }
   }
 
   /** Received entries (in clock order) merged with the local state: what to upsert, remove and (un)link. */
-  private async merge(entries: Entry[]) {
+  private async merge(entries: Entry[], creatable: Set<string>) {
     const store = this.store;
     const work = new Map<string, { record: MemoryRecord; clocks: FieldClocks } | null>();
     const removed = new Map<string, string>();
@@ -255,8 +387,8 @@ export class Sync {
           current = record ? { record, clocks: readJson<FieldClocks>(await store.readMeta(META.fields + entry.id)) ?? {} } : null;
         }
         if (current === null) {
-          // Unknown here: only an entry that creates the memory (it carries every field) can start it.
-          if (!('text' in entry.f && 'createdAt' in entry.f)) continue;
+          // Unknown here: only an entry that creates the memory (it carries every field), or a snapshot's, can start it.
+          if (!creatable.has(entry.id) && !('text' in entry.f && 'createdAt' in entry.f)) continue;
           current = { record: { id: entry.id, text: '', createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0 }, clocks: {} };
         }
         mergeFields(current.record, current.clocks, entry.h, entry.f);
@@ -315,6 +447,11 @@ export class Sync {
       remote.links.clear();
     }
   }
+}
+
+/** How many log objects a snapshot covers, over all devices. */
+function coveredCount(head: SnapshotHead): number {
+  return Object.values(head.covers).reduce((sum, seq) => sum + seq, 0);
 }
 
 /** The entries of an opened object, each from `device`: anything else is SYNC_TAMPERED. */

@@ -12,7 +12,8 @@ import type { Store } from '../../../src/store/store.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { openNodeStore } from '../../../src/node/file-store.js';
 import { s3Transport } from '../../../src/sync/s3.js';
-import { objectName } from '../../../src/sync/sync.js';
+import { snapshotName } from '../../../src/sync/snapshot.js';
+import { objectName, type SyncOptions } from '../../../src/sync/sync.js';
 import type { SyncTransport } from '../../../src/sync/transport.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { testEmbedder } from '../helpers/embedder.js';
@@ -39,7 +40,7 @@ function setup(options: { passphrase?: string; key?: Uint8Array; transport?: Syn
   const prefix = `t${++run}/`;
   return {
     prefix,
-    async device(extra: { store?: Store; limits?: EngineOptions['limits']; start?: number; transport?: SyncTransport; key?: Uint8Array; passphrase?: string } = {}) {
+    async device(extra: { store?: Store; limits?: EngineOptions['limits']; start?: number; transport?: SyncTransport; key?: Uint8Array; passphrase?: string; sync?: Pick<SyncOptions, 'snapshotEvery' | 'retainMs'> } = {}) {
       const clock = { now: extra.start ?? Date.UTC(2026, 0, 1) };
       const secret = extra.key ? undefined : (extra.passphrase ?? options.passphrase);
       const engine = await createEngine({
@@ -51,6 +52,7 @@ function setup(options: { passphrase?: string; key?: Uint8Array; transport?: Syn
           transport: extra.transport ?? options.transport ?? s3.config,
           prefix,
           intervalMs: 0,
+          ...extra.sync,
           ...(secret !== undefined ? { passphrase: secret, iterations: 100_000 } : { key: extra.key ?? options.key ?? key }),
         },
       });
@@ -258,13 +260,13 @@ test('a device with another key or passphrase is WRONG_KEY; the same passphrase 
 test('queued changes survive a restart (file store), and learned state and unlinks sync', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-sync-'));
   try {
-    const { device } = setup();
+    const { device, prefix } = setup();
     const path = join(dir, 'a.db');
     const a1 = await device({ store: await openNodeStore({ path }) });
     const [x, y] = await a1.add([{ text: 'kept across a restart' }, { text: 'linked to it' }]);
     await a1.link(x!, y!, 'references');
     await a1.close();
-    const a = await device({ store: await openNodeStore({ path }) });
+    const a = await device({ store: await openNodeStore({ path }), sync: { snapshotEvery: 1 } });
     expect((await a.stats()).sync?.pending).toBe(2);
     const b = await device();
     await converge(a, b);
@@ -279,6 +281,8 @@ test('queued changes survive a restart (file store), and learned state and unlin
     expect((await a.get(x!))!.accessCount).toBe(touched);
     expect((await b.why(x!)).edges).toHaveLength(0);
     expect(byId(await a.export())).toEqual(byId(await b.export()));
+    // Records read back from the file still match their field clocks, so this device writes snapshots too.
+    expect((await transport.list(`${prefix}snap/${(await a.stats()).sync!.device}/`)).length).toBeGreaterThan(0);
     // The device id and the queue live in the file: a restart is the same device.
     expect(readFileSync(path).length).toBeGreaterThan(0);
   } finally {
@@ -341,4 +345,130 @@ test('associations formed by retrieval on one device reach the other, each pair 
   expect(afterA).toEqual(afterB);
   expect(afterA[0]).toMatchObject({ id: y, lastAt: onB!.lastAt });
   expect((await a.stats()).associations).toBe(1);
+});
+
+/** A transport that counts the objects read, by kind. */
+function counting() {
+  const gets = { log: 0, snap: 0 };
+  const counted: SyncTransport = {
+    list: (p) => transport.list(p),
+    get: (k) => {
+      if (k.includes('/log/')) gets.log++;
+      if (k.includes('/snap/')) gets.snap++;
+      return transport.get(k);
+    },
+    put: (k, bytes) => transport.put(k, bytes),
+  };
+  return { gets, counted };
+}
+
+test('a new device starts from a snapshot: it reads fewer objects and ends with the same memories, removals and links', async () => {
+  const { device, prefix } = setup();
+  const a = await device({ sync: { snapshotEvery: 30 } });
+  const b = await device();
+  const [x, y, z] = await a.add([{ text: 'snapshot first' }, { text: 'snapshot second' }, { text: 'snapshot third, removed' }]);
+  await a.link(x!, y!, 'references');
+  await a.syncNow();
+  await b.syncNow();
+  b.clock.now += 1000;
+  await b.update(x!, { tags: ['from-b'] });
+  await b.syncNow();
+  await a.remove(z!);
+  for (let i = 0; i < 40; i++) {
+    a.clock.now += 1000;
+    await a.add({ text: `round ${i} of the snapshot test` });
+    await a.syncNow();
+  }
+  expect(await transport.list(`${prefix}snap/`)).toHaveLength(2);
+  const logObjects = (await transport.list(`${prefix}log/`)).length;
+  expect(logObjects).toBe(42);
+  const { gets, counted } = counting();
+  const c = await device({ transport: counted, sync: { snapshotEvery: 1 } });
+  await c.syncNow();
+  // One head and one data object, then only the log objects written after the snapshot.
+  expect(gets.snap).toBe(2);
+  expect(gets.log).toBeLessThan(logObjects - 25);
+  expect(byId(await c.export())).toEqual(byId(await a.export()));
+  expect(await c.get(z!)).toBeNull();
+  expect((await c.get(x!))?.tags).toEqual(['from-b']);
+  expect((await c.why(x!)).edges).toHaveLength(1);
+  expect((await c.search('snapshot second')).hits[0]?.id).toBe(y);
+  // What C received, stored through its own checks, still matches its clocks: C can write a snapshot in turn.
+  expect(await transport.list(`${prefix}snap/${(await c.stats()).sync!.device}/`)).toHaveLength(2);
+}, 60_000);
+
+test('compaction deletes the objects a snapshot covers; a device offline across it still converges', async () => {
+  const { device, prefix } = setup();
+  const a = await device({ sync: { snapshotEvery: 5, retainMs: 0 } });
+  const b = await device();
+  const c = await device();
+  const [x, y, z] = await a.add([{ text: 'kept and edited' }, { text: 'linked then unlinked' }, { text: 'removed while C was away' }]);
+  await a.link(x!, y!, 'references');
+  await converge(a, b, c);
+  // C goes offline; B and A keep changing things.
+  b.clock.now += 1000;
+  await b.update(x!, { text: 'kept and edited on B' });
+  await b.remove(z!);
+  await b.syncNow();
+  a.clock.now += 2000;
+  await a.syncNow();
+  await a.unlink(x!, y!);
+  for (let i = 0; i < 5; i++) {
+    a.clock.now += 1000;
+    await a.add({ text: `written while C was away ${i}` });
+    await a.syncNow();
+  }
+  const [deviceA, deviceB] = [(await a.stats()).sync!.device, (await b.stats()).sync!.device];
+  // C applied A's first object and B's none: both are gone, so C cannot catch up from the log alone.
+  expect(await transport.get(objectName(prefix, deviceA, 2))).toBeNull();
+  expect(await transport.get(objectName(prefix, deviceB, 1))).toBeNull();
+  expect((await transport.list(`${prefix}log/`)).length).toBeLessThan(3);
+  await c.syncNow();
+  expect(byId(await c.export())).toEqual(byId(await a.export()));
+  expect(await c.get(z!)).toBeNull();
+  expect((await c.get(x!))?.text).toBe('kept and edited on B');
+  expect((await c.why(x!)).edges).toHaveLength(0);
+  // C's own edits still reach the others afterwards.
+  c.clock.now += 10_000;
+  await c.update(y!, { pinned: true });
+  await converge(c, b, a);
+  expect((await a.get(y!))?.pinned).toBe(true);
+  expect(byId(await b.export())).toEqual(byId(await a.export()));
+}, 60_000);
+
+test('a tampered, replayed or swapped snapshot is refused with SYNC_TAMPERED and nothing from it is applied', async () => {
+  const { device, prefix } = setup();
+  const a = await device({ sync: { snapshotEvery: 2 } });
+  for (let i = 0; i < 4; i++) {
+    await a.add({ text: `snapshotted memory ${i}` });
+    await a.syncNow();
+  }
+  const writer = (await a.stats()).sync!.device;
+  const names = [1, 2].map((seq) => ({ head: snapshotName(prefix, writer, seq, 'head'), data: snapshotName(prefix, writer, seq, 'data') }));
+  const original = await Promise.all(names.map(async (n) => ({ head: (await transport.get(n.head))!, data: (await transport.get(n.data))! })));
+  const d = await device();
+  const refused = async (device_ = d) => {
+    await expect(device_.syncNow()).rejects.toMatchObject({ code: ErrorCode.SYNC_TAMPERED });
+    expect(await device_.count()).toBe(0);
+  };
+  const flipped = new Uint8Array(original[1]!.data);
+  flipped[flipped.length - 40]! ^= 1;
+  await transport.put(names[1]!.data, flipped);
+  await refused();
+  // The older snapshot's data replayed under the newer name.
+  await transport.put(names[1]!.data, original[0]!.data);
+  await refused();
+  // Head and data swapped.
+  await transport.put(names[1]!.data, original[1]!.head);
+  await refused();
+  await transport.put(names[1]!.data, original[1]!.data);
+  // The older head replayed under the newer name (to a device that has not read that head yet).
+  await transport.put(names[1]!.head, original[0]!.head);
+  const e = await device();
+  await refused(e);
+  await transport.put(names[1]!.head, original[1]!.head);
+  for (const fresh of [d, e]) {
+    await fresh.syncNow();
+    expect(byId(await fresh.export())).toEqual(byId(await a.export()));
+  }
 });
