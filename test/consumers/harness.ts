@@ -20,6 +20,8 @@ declare module 'vitest' {
     engramTarball: string;
     /** A folder outside the repository for the installed examples. */
     consumersDir: string;
+    /** prebuild-install's local prebuilds: the repository's own better-sqlite3 build (global-setup.ts). */
+    nativePrebuilds: string;
   }
 }
 
@@ -47,7 +49,9 @@ export async function installExample(name: string): Promise<string> {
       filter: (source) => !/[\\/](node_modules|dist|build)$/.test(source),
     });
     cpSync(inject('engramTarball'), join(dir, 'engram.tgz'));
-    await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], dir);
+    await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], dir, {
+      npm_config_better_sqlite3_local_prebuilds: inject('nativePrebuilds'),
+    });
   }
   return dir;
 }
