@@ -79,11 +79,21 @@ export interface Engine {
    * check (nothing of that round applied), WRONG_KEY for another sync passphrase or key.
    */
   syncNow(): Promise<SyncStatus>;
+  /**
+   * Rotates the sync key, to remove a device (docs/sync.md, Keys): after a round under the current key, seals the
+   * merged state under `next` in a new key epoch, replaces the bucket's key record and deletes the old epoch's
+   * objects. Devices given `next` converge; one holding only the old key gets WRONG_KEY and uploads nothing more.
+   * Open the engine with `next` from then on. WEAK_PASSPHRASE or INVALID_INPUT for an unfit `next` (nothing done).
+   */
+  rotateSyncKey(next: SyncKeyInput): Promise<SyncStatus>;
   /** The lexical index in its binary snapshot form, with the store's change counter (waits for queued writes first). */
   indexSnapshot(): Promise<IndexSnapshot>;
   /** How the lexical index was made on open: loaded from `indexSnapshot`, or rebuilt from the records. */
   readonly lexicalSource: 'snapshot' | 'rebuilt';
 }
+
+/** A new sync secret: a passphrase (PBKDF2 `iterations`, default 600,000) or a raw key of at least 32 random bytes. */
+export type SyncKeyInput = { passphrase: string; iterations?: number } | { key: Uint8Array };
 
 export interface EngineStats {
   memories: number;

@@ -15,12 +15,13 @@ import { runPipeline } from '../search/pipeline.js';
 import type { PipelineState } from '../search/state.js';
 import { ThreadIndex } from '../search/thread-index.js';
 import type { AssociationEdge } from '../store/store.js';
+import { checkSyncKeyInput } from '../sync/envelope.js';
 import type { SyncStatus } from '../sync/sync.js';
 import type {
   Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
 import { checkId, newId } from '../util/ids.js';
-import type { AddOptions, Engine, EngineStats } from './api.js';
+import type { AddOptions, Engine, EngineStats, SyncKeyInput } from './api.js';
 import { AssociationGraph } from './associations.js';
 import { consolidate } from './consolidate.js';
 import { cloneRecord } from './copy.js';
@@ -283,6 +284,12 @@ class EngramEngine implements Engine {
     this.checkOpen();
     if (!this.options.sync) throw invalidInput('syncNow: this engine was created without sync options');
     return this.options.sync.syncNow();
+  }
+
+  async rotateSyncKey(next: SyncKeyInput): Promise<SyncStatus> {
+    this.checkOpen();
+    if (!this.options.sync) throw invalidInput('rotateSyncKey: this engine was created without sync options');
+    return this.options.sync.rotate(checkSyncKeyInput(next));
   }
 
   async get(id: string): Promise<MemoryRecord | null> {

@@ -20,41 +20,80 @@ export const KEY_RECORD = 'sync-key.json';
 
 export type SyncSecret = { passphrase: string; iterations?: number } | { key: Uint8Array };
 
+/**
+ * Version 1: the bucket's first key, objects straight under the prefix. Version 2 (written by a key rotation) adds
+ * `epoch`, a random id: that key's objects live under `<prefix>e/<epoch>/`, so a rotation leaves every older
+ * object out of what the remaining devices list, and each name (bound into the associated data) names its epoch.
+ */
 interface KeyRecord {
-  version: 1;
+  version: 1 | 2;
+  epoch?: string;
   kdf: 'PBKDF2-SHA-256' | 'HKDF-SHA-256';
   salt: string;
   iterations?: number;
   check: string;
 }
 
+/** The bucket's current key: its AES key, its epoch ('' for a version 1 record) and the record's text as read. */
+export interface SyncKey {
+  aes: CryptoKey;
+  epoch: string;
+  record: string;
+}
+
+/** Where the objects of `epoch` live: straight under the prefix for the first key, else under `e/<epoch>/`. */
+export function epochBase(prefix: string, epoch: string): string {
+  return epoch === '' ? prefix : `${prefix}e/${epoch}/`;
+}
+
 /**
  * The sync key: read from the bucket's key record (made on first use) and checked against it, so a wrong
- * passphrase or key is WRONG_KEY and not a flood of refused objects.
+ * passphrase or key is WRONG_KEY and not a flood of refused objects. `known`: the key this device derived last;
+ * reused while the record is byte for byte the same, so only a changed record (a rotation) costs a derivation.
  */
-export async function syncKey(transport: SyncTransport, prefix: string, secret: SyncSecret): Promise<CryptoKey> {
+export async function syncKey(transport: SyncTransport, prefix: string, secret: SyncSecret, known?: SyncKey | null): Promise<SyncKey> {
   const name = prefix + KEY_RECORD;
   const stored = await transport.get(name);
-  let record: KeyRecord;
   if (stored === null) {
-    if ('passphrase' in secret) checkNewPassphrase(secret.passphrase, 'a sync passphrase');
-    const passphrase = 'passphrase' in secret;
-    record = {
-      version: 1,
-      kdf: passphrase ? 'PBKDF2-SHA-256' : 'HKDF-SHA-256',
-      salt: toBase64(crypto.getRandomValues(new Uint8Array(16))),
-      ...(passphrase ? { iterations: secret.iterations ?? PBKDF2_ITERATIONS } : {}),
-      check: '',
-    };
-    const keys = await derive(secret, record);
-    record.check = keys.check;
-    await transport.put(name, new TextEncoder().encode(JSON.stringify(record)));
-    return keys.aes;
+    const made = await newKeyRecord(secret, 1);
+    await transport.put(name, new TextEncoder().encode(made.record));
+    return made;
   }
-  record = readKeyRecord(stored);
+  const text = new TextDecoder().decode(stored);
+  if (known && known.record === text) return known;
+  const record = readKeyRecord(stored);
   const keys = await derive(secret, record);
-  if (keys.check !== record.check) throw new EngramError(ErrorCode.WRONG_KEY, 'the sync passphrase or key does not match the one this bucket was set up with');
-  return keys.aes;
+  if (keys.check !== record.check) throw new EngramError(ErrorCode.WRONG_KEY, 'the sync passphrase or key does not match the bucket\'s current one (it may have been rotated)');
+  return { aes: keys.aes, epoch: record.epoch ?? '', record: text };
+}
+
+/** A fresh key record for `secret` (new salt, new check; version 2 with a new epoch for a rotation), not written yet. */
+export async function newKeyRecord(secret: SyncSecret, version: 1 | 2): Promise<SyncKey> {
+  if ('passphrase' in secret) checkNewPassphrase(secret.passphrase, 'a sync passphrase');
+  const passphrase = 'passphrase' in secret;
+  const record: KeyRecord = {
+    version,
+    ...(version === 2 ? { epoch: [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('') } : {}),
+    kdf: passphrase ? 'PBKDF2-SHA-256' : 'HKDF-SHA-256',
+    salt: toBase64(crypto.getRandomValues(new Uint8Array(16))),
+    ...(passphrase ? { iterations: secret.iterations ?? PBKDF2_ITERATIONS } : {}),
+    check: '',
+  };
+  const keys = await derive(secret, record);
+  record.check = keys.check;
+  return { aes: keys.aes, epoch: record.epoch ?? '', record: JSON.stringify(record) };
+}
+
+/** A new sync secret as `rotateSyncKey` takes it: exactly one of a passphrase (with its iterations) or a raw key. */
+export function checkSyncKeyInput(next: unknown): SyncSecret {
+  const { passphrase, key, iterations } = (typeof next === 'object' && next !== null ? next : {}) as { passphrase?: unknown; key?: unknown; iterations?: unknown };
+  if ((passphrase === undefined) === (key === undefined)) throw invalidInput('rotateSyncKey needs exactly one of { passphrase } or { key }');
+  if (passphrase !== undefined && typeof passphrase !== 'string') throw invalidInput('rotateSyncKey: passphrase must be a string');
+  if (iterations !== undefined && (passphrase === undefined || !Number.isSafeInteger(iterations) || (iterations as number) < 1 || (iterations as number) > MAX_PBKDF2_ITERATIONS)) {
+    throw invalidInput(`rotateSyncKey: iterations must be an integer from 1 to ${MAX_PBKDF2_ITERATIONS}, with a passphrase`);
+  }
+  if (key !== undefined && (!(key instanceof Uint8Array) || key.length < 32)) throw invalidInput('rotateSyncKey: key must be a Uint8Array of at least 32 random bytes');
+  return passphrase !== undefined ? { passphrase, ...(iterations !== undefined ? { iterations: iterations as number } : {}) } : { key: key as Uint8Array };
 }
 
 function readKeyRecord(bytes: Uint8Array): KeyRecord {
@@ -65,8 +104,12 @@ function readKeyRecord(bytes: Uint8Array): KeyRecord {
     // Reported below.
   }
   const valid =
-    record !== null && typeof record === 'object' && record.version === 1 && typeof record.salt === 'string' && typeof record.check === 'string' &&
+    record !== null && typeof record === 'object' &&
+    (record.version === 1 ? record.epoch === undefined : record.version === 2 && typeof record.epoch === 'string' && /^[0-9a-z]{1,64}$/.test(record.epoch)) && typeof record.salt === 'string' && typeof record.check === 'string' &&
     (record.kdf === 'HKDF-SHA-256' || (record.kdf === 'PBKDF2-SHA-256' && Number.isSafeInteger(record.iterations) && record.iterations! >= 1 && record.iterations! <= MAX_PBKDF2_ITERATIONS));
+  if (record !== null && typeof record === 'object' && typeof record.version === 'number' && record.version > 2) {
+    throw new EngramError(ErrorCode.SYNC_FAILED, `the bucket's sync key record (${KEY_RECORD}) is version ${record.version}, written by a newer Engram: update this app`);
+  }
   if (!valid) throw new EngramError(ErrorCode.SYNC_TAMPERED, `the bucket's sync key record (${KEY_RECORD}) is damaged`);
   return record as KeyRecord;
 }

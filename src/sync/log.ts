@@ -45,6 +45,8 @@ export interface SyncState {
   snapshots?: Record<string, SnapshotHead>;
   /** This device's own snapshots still in the bucket, oldest first. */
   ownSnapshots?: SnapshotHead[];
+  /** The key epoch the cursors, sequence numbers and snapshots are about ('' or absent: the bucket's first key). */
+  epoch?: string;
 }
 
 /** What a snapshot covers: per device, the last log object merged into it; `at` is its writer's wall clock. */

@@ -10,7 +10,7 @@ import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.j
 import { linkKey } from '../store/graph-rows.js';
 import type { AssociationEdge, Store } from '../store/store.js';
 import type { Link, LinkKind, MemoryRecord } from '../types.js';
-import { open, seal, syncKey, type SyncSecret } from './envelope.js';
+import { epochBase, KEY_RECORD, newKeyRecord, open, seal, syncKey, type SyncKey, type SyncSecret } from './envelope.js';
 import { mergeFields, type FieldClocks } from './fields.js';
 import { parseHlc } from './hlc.js';
 import { associationKey, META, readJson, SyncLog, type Entry, type SnapshotHead } from './log.js';
@@ -99,12 +99,12 @@ function checkSyncOptions(options: SyncOptions): CheckedOptions {
 export class Sync {
   readonly log: SyncLog;
   private readonly transport: SyncTransport;
-  private readonly secret: SyncSecret;
+  private secret: SyncSecret;
   private readonly prefix: string;
   private readonly intervalMs: number;
   private readonly snapshotEvery: number;
   private readonly retainMs: number;
-  private key: CryptoKey | null = null;
+  private key: SyncKey | null = null;
   private running: Promise<SyncStatus> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private target: SyncTarget | null = null;
@@ -147,25 +147,90 @@ export class Sync {
 
   /** One round: upload what is queued, then apply what other devices uploaded. Concurrent calls share a round. */
   syncNow(): Promise<SyncStatus> {
-    this.running ??= (async () => {
-      try {
-        this.key ??= await syncKey(this.transport, this.prefix, this.secret);
-        await this.push();
-        await this.readHeads();
-        await this.loadSnapshot();
-        while (await this.pull());
-        await this.writeSnapshot();
-        this.lastSyncAt = this.clock();
-        this.error = null;
-        return this.status();
-      } catch (error) {
-        const coded = toEngramError(error, ErrorCode.SYNC_FAILED, 'sync failed');
-        this.error = { code: coded.code, message: coded.message };
-        throw coded;
-      } finally {
-        this.running = null;
-      }
-    })();
+    this.running ??= this.guard(async () => {
+      // Read every round (one small GET): a rotation must stop a device holding the old key before it uploads.
+      this.key = await syncKey(this.transport, this.prefix, this.secret, this.key);
+      await this.enterEpoch();
+      await this.push();
+      await this.readHeads();
+      await this.loadSnapshot();
+      while (await this.pull());
+      await this.writeSnapshot();
+    });
+    return this.running;
+  }
+
+  private async guard(round: () => Promise<void>): Promise<SyncStatus> {
+    try {
+      await round();
+      this.lastSyncAt = this.clock();
+      this.error = null;
+      return this.status();
+    } catch (error) {
+      const coded = toEngramError(error, ErrorCode.SYNC_FAILED, 'sync failed');
+      this.error = { code: coded.code, message: coded.message };
+      throw coded;
+    } finally {
+      this.running = null;
+    }
+  }
+
+  /** Where this key's objects are (envelope.ts epochBase). */
+  private get base(): string {
+    return epochBase(this.prefix, this.key!.epoch);
+  }
+
+  /**
+   * After a rotation this device starts over in the new epoch: its cursors and known snapshots were about objects
+   * the new epoch does not have. What it has not uploaded yet stays queued and goes to the new epoch; an upload
+   * planned under the old key is planned again.
+   */
+  private async enterEpoch(): Promise<void> {
+    const state = this.log.state!;
+    if ((state.epoch ?? '') === this.key!.epoch) return;
+    Object.assign(state, { epoch: this.key!.epoch, cursors: {}, snapshots: {}, ownSnapshots: [], objSeq: 0, plan: null });
+    await this.writeState();
+  }
+
+  /**
+   * Rotates the sync key (docs/sync.md, Keys): a round under the current key merges what the others uploaded, then
+   * a snapshot of the merged state goes to a new epoch sealed under the new key, the key record is replaced (the
+   * switch), and the old epoch's objects are deleted. A device holding only the old key then gets WRONG_KEY.
+   */
+  async rotate(next: SyncSecret): Promise<SyncStatus> {
+    // Derived first: a weak passphrase or short key fails before anything is done.
+    const made = await newKeyRecord(next, 2);
+    await this.syncNow();
+    while (this.running) await this.running.catch(() => undefined);
+    this.running = this.guard(async () => {
+      const state = this.log.state!;
+      const old = this.key!;
+      const current = await syncKey(this.transport, this.prefix, this.secret, old);
+      // Narrows the race of two devices rotating at once: the later one sees the record changed and stops.
+      if (current.record !== old.record) throw new EngramError(ErrorCode.SYNC_FAILED, 'the sync key was rotated by another device meanwhile; nothing was rotated here');
+      const read = await readSnapshotState(this.store, state.graves ?? 0);
+      if (read === null) throw new EngramError(ErrorCode.SYNC_FAILED, 'a memory changed while the rotation read the state; nothing was rotated, try again');
+      const oldBase = this.base;
+      const base = epochBase(this.prefix, made.epoch);
+      // Covers nothing of the new epoch's log: the others load it because they start the epoch afresh.
+      const covers = { [state.device]: 0 };
+      const head: SnapshotHead = { seq: 1, at: this.clock(), covers };
+      const data: SnapshotData = { v: 1, covers, h: this.log.now(), ...read };
+      const dataName = snapshotName(base, state.device, 1, 'data');
+      const headName = snapshotName(base, state.device, 1, 'head');
+      await this.transport.put(dataName, await seal(made.aes, dataName, state.device, 1, data));
+      await this.transport.put(headName, await seal(made.aes, headName, state.device, 1, { v: 1, ...head }));
+      // The switch: from here on every device needs the new secret, and reads only the new epoch.
+      await this.transport.put(this.prefix + KEY_RECORD, new TextEncoder().encode(made.record));
+      this.secret = next;
+      this.key = made;
+      Object.assign(state, { epoch: made.epoch, cursors: {}, snapshots: {}, ownSnapshots: [head], objSeq: 0, plan: null });
+      await this.writeState();
+      const remove = this.transport.delete?.bind(this.transport);
+      if (remove === undefined) return;
+      const doomed = [...(await this.transport.list(`${oldBase}log/`)), ...(await this.transport.list(`${oldBase}snap/`))];
+      for (let start = 0; start < doomed.length; start += PARALLEL_GETS) await Promise.all(doomed.slice(start, start + PARALLEL_GETS).map((key) => remove(key)));
+    });
     return this.running;
   }
 
@@ -189,8 +254,8 @@ export class Sync {
       const plan = state.plan;
       const entries: Entry[] = [];
       for (let n = plan.from; n <= plan.to; n++) entries.push(...(readJson<Entry[]>(await this.store.readMeta(META.out + n)) ?? []));
-      const name = objectName(this.prefix, state.device, plan.seq);
-      await this.transport.put(name, await seal(this.key!, name, state.device, plan.seq, { v: 1, entries }));
+      const name = objectName(this.base, state.device, plan.seq);
+      await this.transport.put(name, await seal(this.key!.aes, name, state.device, plan.seq, { v: 1, entries }));
       const done: Record<string, null> = {};
       for (let n = plan.from; n <= plan.to; n++) done[META.out + n] = null;
       state.sent = plan.to;
@@ -204,8 +269,8 @@ export class Sync {
   private async fetchNew(): Promise<{ device: string; seq: number; entries: Entry[] }[]> {
     const state = this.log.state!;
     const seqs = new Map<string, number[]>();
-    for (const key of await this.transport.list(`${this.prefix}log/`)) {
-      const match = OBJECT_NAME.exec(key.slice(this.prefix.length));
+    for (const key of await this.transport.list(`${this.base}log/`)) {
+      const match = OBJECT_NAME.exec(key.slice(this.base.length));
       if (!match || match[1] === state.device) continue;
       const list = seqs.get(match[1]!) ?? [];
       list.push(Number(match[2]));
@@ -225,10 +290,10 @@ export class Sync {
     const opened: { device: string; seq: number; entries: Entry[] }[] = [];
     for (let start = 0; start < wanted.length; start += PARALLEL_GETS) {
       const group = wanted.slice(start, start + PARALLEL_GETS).map(async ({ device, seq }) => {
-        const name = objectName(this.prefix, device, seq);
+        const name = objectName(this.base, device, seq);
         const bytes = await this.transport.get(name);
         if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync object ${name} was listed but could not be read`);
-        return { device, seq, entries: checkEntries(await open(this.key!, name, device, seq, bytes), device, name) };
+        return { device, seq, entries: checkEntries(await open(this.key!.aes, name, device, seq, bytes), device, name) };
       });
       opened.push(...(await Promise.all(group)));
     }
@@ -261,8 +326,8 @@ export class Sync {
   /** Log object names under the prefix, parsed. */
   private async listLog(): Promise<{ key: string; device: string; seq: number }[]> {
     const out: { key: string; device: string; seq: number }[] = [];
-    for (const key of await this.transport.list(`${this.prefix}log/`)) {
-      const match = OBJECT_NAME.exec(key.slice(this.prefix.length));
+    for (const key of await this.transport.list(`${this.base}log/`)) {
+      const match = OBJECT_NAME.exec(key.slice(this.base.length));
       if (match) out.push({ key, device: match[1]!, seq: Number(match[2]) });
     }
     return out;
@@ -272,17 +337,17 @@ export class Sync {
   private async readHeads(): Promise<void> {
     const state = this.log.state!;
     const newest = new Map<string, number>();
-    for (const key of await this.transport.list(`${this.prefix}snap/`)) {
-      const match = SNAPSHOT_NAME.exec(key.slice(this.prefix.length));
+    for (const key of await this.transport.list(`${this.base}snap/`)) {
+      const match = SNAPSHOT_NAME.exec(key.slice(this.base.length));
       if (match?.[3] === 'head' && match[1] !== state.device) newest.set(match[1]!, Math.max(newest.get(match[1]!) ?? 0, Number(match[2])));
     }
     const known = (state.snapshots ??= {});
     for (const writer of Object.keys(known)) if (!newest.has(writer)) delete known[writer];
     for (const [writer, seq] of newest) {
       if (known[writer]?.seq === seq) continue;
-      const name = snapshotName(this.prefix, writer, seq, 'head');
+      const name = snapshotName(this.base, writer, seq, 'head');
       const bytes = await this.transport.get(name);
-      if (bytes !== null) known[writer] = checkHead(await open(this.key!, name, writer, seq, bytes), name, seq);
+      if (bytes !== null) known[writer] = checkHead(await open(this.key!.aes, name, writer, seq, bytes), name, seq);
     }
   }
 
@@ -298,16 +363,17 @@ export class Sync {
     for (const [writer, head] of Object.entries(state.snapshots ?? {})) {
       const useful = Object.entries(head.covers).some(([device, seq]) => {
         const cursor = state.cursors[device] ?? 0;
-        return device !== state.device && seq > cursor && (fresh || !listed.has(objectName(this.prefix, device, cursor + 1)));
+        return device !== state.device && seq > cursor && (fresh || !listed.has(objectName(this.base, device, cursor + 1)));
       });
-      if (useful && (best === null || coveredCount(head) > coveredCount(best[1]))) best = [writer, head];
+      // A rotation's snapshot covers no log object but holds the whole merged state: a fresh device starts from it.
+      if ((useful || (fresh && coveredCount(head) === 0)) && (best === null || coveredCount(head) > coveredCount(best[1]))) best = [writer, head];
     }
     if (best === null) return;
     const [writer, head] = best;
-    const name = snapshotName(this.prefix, writer, head.seq, 'data');
+    const name = snapshotName(this.base, writer, head.seq, 'data');
     const bytes = await this.transport.get(name);
     if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync snapshot ${name} was listed but could not be read`);
-    const { entries, creatable } = snapshotEntries(await open(this.key!, name, writer, head.seq, bytes), name, head);
+    const { entries, creatable } = snapshotEntries(await open(this.key!.aes, name, writer, head.seq, bytes), name, head);
     await this.applyEntries(entries, creatable, head.covers);
   }
 
@@ -328,11 +394,11 @@ export class Sync {
         if (read !== null) {
           const head: SnapshotHead = { seq: (own.at(-1)?.seq ?? 0) + 1, at: this.clock(), covers };
           const data: SnapshotData = { v: 1, covers, h, ...read };
-          const dataName = snapshotName(this.prefix, state.device, head.seq, 'data');
-          const headName = snapshotName(this.prefix, state.device, head.seq, 'head');
+          const dataName = snapshotName(this.base, state.device, head.seq, 'data');
+          const headName = snapshotName(this.base, state.device, head.seq, 'head');
           // Data first: a listed head always has its data.
-          await this.transport.put(dataName, await seal(this.key!, dataName, state.device, head.seq, data));
-          await this.transport.put(headName, await seal(this.key!, headName, state.device, head.seq, { v: 1, ...head }));
+          await this.transport.put(dataName, await seal(this.key!.aes, dataName, state.device, head.seq, data));
+          await this.transport.put(headName, await seal(this.key!.aes, headName, state.device, head.seq, { v: 1, ...head }));
           own.push(head);
           await this.writeState();
         }
@@ -352,7 +418,7 @@ export class Sync {
     const remove = this.transport.delete?.bind(this.transport);
     if (ripe === undefined || remove === undefined) return;
     const doomed = objects.filter((o) => o.seq <= (ripe.covers[o.device] ?? 0)).map((o) => o.key);
-    for (const old of own.filter((h) => h.seq < ripe.seq)) doomed.push(snapshotName(this.prefix, state.device, old.seq, 'head'), snapshotName(this.prefix, state.device, old.seq, 'data'));
+    for (const old of own.filter((h) => h.seq < ripe.seq)) doomed.push(snapshotName(this.base, state.device, old.seq, 'head'), snapshotName(this.base, state.device, old.seq, 'data'));
     for (let start = 0; start < doomed.length; start += PARALLEL_GETS) await Promise.all(doomed.slice(start, start + PARALLEL_GETS).map((key) => remove(key)));
     if (own.length > 1 && own[0]!.seq < ripe.seq) {
       state.ownSnapshots = own.filter((h) => h.seq >= ripe.seq);
