@@ -9,7 +9,7 @@
  */
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import type { MemoryRecord } from '../types.js';
-import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseKeys as deriveKeys, toBase64 } from '../util/passphrase.js';
+import { checkNewPassphrase, fromBase64, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseKeys as deriveKeys, toBase64 } from '../util/passphrase.js';
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -79,11 +79,11 @@ export async function openBackup(backup: Uint8Array | ArrayBuffer, passphrase: s
   const bytes: Bytes = new Uint8Array(backup);
   if (typeof passphrase !== 'string') throw invalidInput('openBackup: passphrase must be a string');
   const { header, prefix } = readHeader(bytes);
-  const keys = await deriveKeys(passphrase, fromBase64(header.salt), header.iterations);
+  const keys = await deriveKeys(passphrase, headerField(header.salt), header.iterations);
   if (keys.check !== header.check) throw new EngramError(ErrorCode.WRONG_KEY, 'openBackup: the passphrase does not open this backup');
   let records: unknown;
   try {
-    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64(header.iv), additionalData: prefix }, keys.aes, bytes.subarray(prefix.length));
+    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: headerField(header.iv), additionalData: prefix }, keys.aes, bytes.subarray(prefix.length));
     records = JSON.parse(new TextDecoder().decode(await gunzip(new Uint8Array(plain))));
   } catch (error) {
     throw new EngramError(ErrorCode.STORE_CORRUPT, 'openBackup: the backup is damaged (it was changed or cut short after it was sealed)', { cause: error });
@@ -123,10 +123,9 @@ async function gunzip(bytes: Bytes): Promise<Bytes> {
   return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
 }
 
-function fromBase64(text: string): Bytes {
-  try {
-    return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-  } catch (error) {
-    throw new EngramError(ErrorCode.STORE_CORRUPT, 'openBackup: the backup is damaged (a header field does not read)', { cause: error });
-  }
+/** A base64 header field's bytes; STORE_CORRUPT when it does not decode. */
+function headerField(text: string): Bytes {
+  const bytes = fromBase64(text);
+  if (bytes === null) throw new EngramError(ErrorCode.STORE_CORRUPT, 'openBackup: the backup is damaged (a header field does not read)');
+  return bytes;
 }

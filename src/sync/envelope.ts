@@ -6,7 +6,7 @@
  * database's at-rest key.
  */
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
-import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseKeys, toBase64 } from '../util/passphrase.js';
+import { checkNewPassphrase, fromBase64, keysFromBits, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseKeys, toBase64 } from '../util/passphrase.js';
 import type { SyncTransport } from './transport.js';
 
 type Bytes = Uint8Array<ArrayBuffer>;
@@ -115,7 +115,8 @@ function readKeyRecord(bytes: Uint8Array): KeyRecord {
 }
 
 async function derive(secret: SyncSecret, record: KeyRecord): Promise<{ aes: CryptoKey; check: string }> {
-  const salt = Uint8Array.from(atob(record.salt), (c) => c.charCodeAt(0));
+  const salt = fromBase64(record.salt);
+  if (salt === null) throw new EngramError(ErrorCode.SYNC_TAMPERED, `the bucket's sync key record (${KEY_RECORD}) is damaged: its salt is not base64`);
   if ('passphrase' in secret) {
     if (typeof secret.passphrase !== 'string') throw invalidInput('sync passphrase must be a string');
     if (record.kdf !== 'PBKDF2-SHA-256') throw new EngramError(ErrorCode.WRONG_KEY, 'this bucket was set up with a raw sync key, not a passphrase');
@@ -124,9 +125,7 @@ async function derive(secret: SyncSecret, record: KeyRecord): Promise<{ aes: Cry
   if (!(secret.key instanceof Uint8Array) || secret.key.length < 32) throw invalidInput('sync key must be a Uint8Array of at least 32 random bytes');
   if (record.kdf !== 'HKDF-SHA-256') throw new EngramError(ErrorCode.WRONG_KEY, 'this bucket was set up with a sync passphrase, not a raw key');
   const material = await crypto.subtle.importKey('raw', new Uint8Array(secret.key), 'HKDF', false, ['deriveBits']);
-  const bits = new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt, info: new TextEncoder().encode('engram-sync/1') }, material, 512));
-  const aes = await crypto.subtle.importKey('raw', bits.subarray(0, 32), 'AES-GCM', false, ['encrypt', 'decrypt']);
-  return { aes, check: toBase64(new Uint8Array(await crypto.subtle.digest('SHA-256', bits.subarray(32)))) };
+  return keysFromBits(new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt, info: new TextEncoder().encode('engram-sync/1') }, material, 512)));
 }
 
 function associatedData(name: string, device: string, seq: number): Bytes {

@@ -22,7 +22,11 @@ export function passphraseMaterial(passphrase: string): Promise<CryptoKey> {
 
 /** The AES-GCM key and a check of it (to tell a wrong passphrase from damage), from 512 bits of PBKDF2. */
 export async function passphraseKeys(passphrase: string, salt: Uint8Array<ArrayBuffer>, iterations: number): Promise<{ aes: CryptoKey; check: string }> {
-  const bits = new Uint8Array(await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, await passphraseMaterial(passphrase), 512));
+  return keysFromBits(new Uint8Array(await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, await passphraseMaterial(passphrase), 512)));
+}
+
+/** 512 derived bits as an AES-256-GCM key (the first half) and a check (a hash of the second, safe to store). */
+export async function keysFromBits(bits: Uint8Array<ArrayBuffer>): Promise<{ aes: CryptoKey; check: string }> {
   const aes = await crypto.subtle.importKey('raw', bits.subarray(0, 32), 'AES-GCM', false, ['encrypt', 'decrypt']);
   const check = toBase64(new Uint8Array(await crypto.subtle.digest('SHA-256', bits.subarray(32))));
   return { aes, check };
@@ -32,4 +36,13 @@ export function toBase64(bytes: Uint8Array): string {
   let text = '';
   for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(text);
+}
+
+/** The bytes of base64 `text`, or null when it is not base64 (a stored field that was changed). */
+export function fromBase64(text: string): Uint8Array<ArrayBuffer> | null {
+  try {
+    return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
 }
