@@ -21,6 +21,7 @@ import type {
   Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
 import { checkId, newId } from '../util/ids.js';
+import { Serial } from '../util/serial.js';
 import type { AddOptions, Engine, EngineStats, SyncKeyInput } from './api.js';
 import { AssociationGraph } from './associations.js';
 import { consolidate } from './consolidate.js';
@@ -73,6 +74,8 @@ class EngramEngine implements Engine {
   /** Memories in thread order (`meta.thread`), and those without a thread by time: for the neighbours stage and `timeline`. */
   private readonly threads = new ThreadIndex();
   private readonly queue: WriteQueue;
+  /** remember and consolidate, one at a time: each decides against what the one before it wrote. */
+  private readonly formations = new Serial();
   private readonly touches: TouchWriter;
   private readonly vectors: VectorState;
   private readonly associations: AssociationGraph;
@@ -189,7 +192,8 @@ class EngramEngine implements Engine {
     this.checkOpen();
     const { llm, clock, limits, supersedeThreshold, calibrateSimilarity: calibrate } = this.options;
     const { records, associations } = this;
-    return consolidate({ llm, clock, limits, records, index: this.vectors.index, associations, supersedeThreshold, calibrate, write: this.formation.write }, options);
+    const write = this.formation.write;
+    return this.formations.run(() => consolidate({ llm, clock, limits, records, index: this.vectors.index, associations, supersedeThreshold, calibrate, write }, options));
   }
 
   /** What formation reads and writes: candidates come from a search that changes nothing (no touch, no model stage). */
@@ -207,6 +211,7 @@ class EngramEngine implements Engine {
         return hits.map((hit) => hit.memory).filter((m) => m.kind !== TURN_KIND && m.supersededBy === undefined).slice(0, k);
       },
       write: (change: FormationWrite) => this.queue.run(() => writeFormation({ ...parts, apply }, change)),
+      exclusive: (task) => this.formations.run(task),
     };
   }
 

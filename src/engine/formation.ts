@@ -52,6 +52,8 @@ export interface FormationHost {
   closest(text: string, k: number): Promise<MemoryRecord[]>;
   /** Applies the change in one commit; answers which supersede marks were made. */
   write(change: FormationWrite): Promise<{ superseded: Map<string, string> }>;
+  /** Runs `task` after every formation task before it: a fact is decided against what earlier calls wrote. */
+  exclusive<T>(task: () => Promise<T>): Promise<T>;
 }
 
 /** Token and call counts across a formation call's model calls. */
@@ -111,33 +113,36 @@ export async function remember(host: FormationHost, conversation: unknown, optio
     // A fact no memory can hold (past limits.maxTextLength, a lone surrogate) is an unreadable answer, not a caller error.
     return storeTurnsOnly(fallbackOf('unreadable', `the language model's answer could not be read: ${errorText(error)}`));
   }
-  const decisions = await decide(host, facts, opts.timeoutMs, tally);
+  // Decided and written one call at a time: two calls deciding at once would both add the same new fact.
+  return host.exclusive(async () => {
+    const decisions = await decide(host, facts, opts.timeoutMs, tally);
 
-  const stored = opts.storeTurns ? turnRecords : [];
-  const change: FormationWrite = { created: [...stored], supersede: new Map(), links: [], reinforce: [] };
-  const added: RememberResult['added'] = [];
-  const unchanged: RememberResult['unchanged'] = [];
-  const reasons = new Map<string, string>();
-  facts.forEach((fact, i) => {
-    const { action, target, reason } = decisions[i]!;
-    if (action === 'same' && target) {
-      change.reinforce.push(target.id);
-      unchanged.push({ id: target.id, fact: fact.text, reason });
-      return;
-    }
-    change.created.push(fact.record);
-    added.push({ id: fact.record.id, text: fact.text, reason });
-    if (target) {
-      change.supersede.set(target.id, fact.record.id);
-      reasons.set(target.id, reason);
-    }
-    for (const t of opts.storeTurns ? fact.turns : []) {
-      change.links.push({ from: fact.record.id, to: turnRecords[t]!.id, kind: 'derives_from', confidence: 1, createdAt: now });
-    }
+    const stored = opts.storeTurns ? turnRecords : [];
+    const change: FormationWrite = { created: [...stored], supersede: new Map(), links: [], reinforce: [] };
+    const added: RememberResult['added'] = [];
+    const unchanged: RememberResult['unchanged'] = [];
+    const reasons = new Map<string, string>();
+    facts.forEach((fact, i) => {
+      const { action, target, reason } = decisions[i]!;
+      if (action === 'same' && target) {
+        change.reinforce.push(target.id);
+        unchanged.push({ id: target.id, fact: fact.text, reason });
+        return;
+      }
+      change.created.push(fact.record);
+      added.push({ id: fact.record.id, text: fact.text, reason });
+      if (target) {
+        change.supersede.set(target.id, fact.record.id);
+        reasons.set(target.id, reason);
+      }
+      for (const t of opts.storeTurns ? fact.turns : []) {
+        change.links.push({ from: fact.record.id, to: turnRecords[t]!.id, kind: 'derives_from', confidence: 1, createdAt: now });
+      }
+    });
+    const written = await host.write(change);
+    const superseded = [...written.superseded].map(([id, by]) => ({ id, by, reason: reasons.get(id) ?? 'a near-duplicate (supersede on add)' }));
+    return done({ added, superseded, unchanged, turns: stored.map((r) => r.id) });
   });
-  const written = await host.write(change);
-  const superseded = [...written.superseded].map(([id, by]) => ({ id, by, reason: reasons.get(id) ?? 'a near-duplicate (supersede on add)' }));
-  return done({ added, superseded, unchanged, turns: stored.map((r) => r.id) });
 }
 
 interface Decided {

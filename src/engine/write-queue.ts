@@ -4,22 +4,12 @@
  */
 import { ErrorCode, toEngramError } from '../errors.js';
 import type { Store, StoreWrite } from '../store/store.js';
+import { Serial } from '../util/serial.js';
 
-export class WriteQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  constructor(private readonly store: Pick<Store, 'write'>) {}
-
-  /** Runs `change` after every change queued before it; a failed change does not block the next. */
-  run<T>(change: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(change);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
-  /** Settles once every change queued so far has settled. */
-  idle(): Promise<unknown> {
-    return this.tail;
+/** `run` queues a change after every change queued before it; `idle` settles once all of them have. */
+export class WriteQueue extends Serial {
+  constructor(private readonly store: Pick<Store, 'write'>) {
+    super();
   }
 
   /** Writes `change` to the store, then runs `apply` (an in-memory change that cannot fail) only if the write succeeded. */

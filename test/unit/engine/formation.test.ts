@@ -77,6 +77,18 @@ describe('remember', () => {
     expect(after.stability).toBeGreaterThan(before.stability ?? 0);
   });
 
+  it('two calls at once with the same fact store it once: the second decides against what the first wrote', async () => {
+    const engine = await engineWith(formationModel({ extract: restate, decide: (facts) => facts.map(cities) }));
+    const [a, b] = await Promise.all([
+      engine.remember('I live in Lisbon', { at: T0, storeTurns: false }),
+      engine.remember('I live in Lisbon', { at: T0 + 1000, storeTurns: false }),
+    ]);
+    expect(a.added.map((x) => x.text)).toEqual(['The user lives in Lisbon']);
+    expect(b.added).toEqual([]);
+    expect(b.unchanged).toEqual([{ id: a.added[0]!.id, fact: 'The user lives in Lisbon', reason: 'already known' }]);
+    expect(await engine.count()).toBe(1);
+  });
+
   it('provenance walks from each fact to the turns it came from', async () => {
     const llm = formationModel({
       extract: (turns) => [{ text: 'The user has a dog called Rex who is afraid of thunder', turns: [0, 2] }],
