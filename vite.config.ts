@@ -1,4 +1,5 @@
 import { defineConfig, type Plugin } from 'vite';
+import { demoBucket } from './scripts/demo-bucket.js';
 
 /** Cross-origin isolation lets ONNX Runtime and SQLite use WASM threads and SharedArrayBuffer. */
 export const isolationHeaders = {
@@ -59,7 +60,7 @@ function rootToDemo(): Plugin {
 
 export default defineConfig({
   root: '.',
-  plugins: [noRevalidation(), rootToDemo()],
+  plugins: [noRevalidation(), rootToDemo(), demoBucket()],
   server: { headers: isolationHeaders, open: hasDesktop ? '/demo/' : false },
   preview: { headers: isolationHeaders },
   worker: { format: 'es' },

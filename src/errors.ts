@@ -34,6 +34,11 @@ export const ErrorCode = {
   SYNC_FAILED: 'SYNC_FAILED',
   /** A sync object failed its check (changed, moved, replayed, cut) or the key record is damaged: nothing from that round was applied. */
   SYNC_TAMPERED: 'SYNC_TAMPERED',
+  /**
+   * A call that runs only in the tab holding the database (`rotateSyncKey`: its secret never travels to another tab)
+   * was made in a tab that forwards to another one (`status().leader` is false).
+   */
+  NOT_LEADER: 'NOT_LEADER',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

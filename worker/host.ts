@@ -122,6 +122,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ...(({ core, associations, links, sync }) => ({ core, associations, links, ...(sync ? { sync } : {}) }))(await engine.stats()),
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
+    leader: true, // likewise: a follower's leader.ts says false
     ready,
   });
 

@@ -27,7 +27,7 @@
 import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
 import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
-import { isAnswerOf, timeoutFor, WRITE_METHODS } from '../src/client/methods.js';
+import { isAnswerOf, SECRET_METHODS, timeoutFor, WRITE_METHODS } from '../src/client/methods.js';
 import type { Progress } from '../src/types.js';
 import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';
@@ -243,6 +243,8 @@ class Member implements Host {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(closedError());
     if (this.host) return this.host.call(method, args, onProgress).then((value) => this.withCount(method, value));
+    // Its secret stays in this tab's worker: never posted to the leader, nor kept to be re-sent after a handover.
+    if (SECRET_METHODS.has(method)) return Promise.reject(notLeader(method, this.lockName));
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
       const timeoutMs = timeoutFor(method, this.options.timeouts);
@@ -323,9 +325,9 @@ class Member implements Host {
     this.pending.clear();
   }
 
-  /** `status` answers with this tab's own count of ignored messages, whichever tab answered the rest. */
+  /** `status` answers with this tab's own count of ignored messages and role, whichever tab answered the rest. */
   private withCount(method: string, value: unknown): unknown {
-    return method === 'status' && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected } : value;
+    return method === 'status' && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected, leader: this.host !== null } : value;
   }
 
   /** (Re)starts the call's timeout: a call with no answer (and no progress) for its timeout rejects with TIMEOUT. */
@@ -615,6 +617,11 @@ class Member implements Host {
     // Progress and answers go to the peer's channel of the moment (it may have re-joined meanwhile).
     const channel = () => this.peers.get(peerId)?.channel ?? peer.channel;
     let answer = answers.get(seq);
+    if (!answer && SECRET_METHODS.has(method)) {
+      // Only a hand-made follower sends one (a real one refuses it in its own tab): refused, counted, never run.
+      this.rejected++;
+      answer = Promise.resolve<Done>({ t: 'done', seq, error: toWireError(new EngramError(ErrorCode.INVALID_INPUT, `${method.slice(0, 40)}() runs only in the tab that holds the database, never for another tab`), stack) });
+    }
     if (!answer) {
       const onProgress = (progress: Progress) => this.post(channel(), { t: 'progress', seq, progress } satisfies FromLeader);
       // host.call refuses any method outside the Memory API with INVALID_INPUT.
@@ -651,6 +658,15 @@ class Member implements Host {
       if (!(error instanceof DOMException && error.name === 'InvalidStateError')) throw error;
     }
   }
+}
+
+/** A call of a SECRET_METHODS method in a follower tab: it runs only where the database is held. */
+function notLeader(method: string, lockName: string): EngramError {
+  return new EngramError(
+    ErrorCode.NOT_LEADER,
+    `${method}() runs only in the tab that holds the database (${lockName.replace(/^engram:/, '')}), and another tab of this app holds it: call it there (status().leader is true), or close the app's other tabs and call it again`,
+    { details: { method } },
+  );
 }
 
 // ---- keys and shapes --------------------------------------------------------------------------------------------

@@ -38,6 +38,12 @@ export interface MethodSpec {
   readonly answer: AnswerShape;
   /** Runs on the page before a call is posted, for what cannot cross at all (a function in the options). */
   readonly page?: (args: readonly unknown[]) => void;
+  /**
+   * The arguments hold a secret (a sync key): the call runs only in the worker of the tab that made it, and only when
+   * that tab holds the database. It never travels to another tab: a follower refuses it with NOT_LEADER, and a
+   * leader refuses it from a follower (worker/leader.ts).
+   */
+  readonly secret?: true;
 }
 
 export const MEMORY_METHODS = {
@@ -58,6 +64,7 @@ export const MEMORY_METHODS = {
   remember: { kind: 'write', timeout: 'write', progress: false, args: { conversation: 'string|array', options: 'object?' }, answer: 'object' },
   consolidate: { kind: 'write', timeout: 'write', progress: false, args: { options: 'object?' }, answer: 'object' },
   syncNow: { kind: 'write', timeout: 'write', progress: false, args: {}, answer: 'object' },
+  rotateSyncKey: { kind: 'write', timeout: 'write', progress: false, args: { next: 'object' }, answer: 'object', secret: true },
 } as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
 
 /** The engine methods a Memory offers. */
@@ -90,6 +97,9 @@ export const CALLABLE_METHODS: ReadonlySet<string> = new Set<string>([...METHOD_
  * after those that leave the index as it was (`link`, `unlink`, a `pin`).
  */
 export const WRITE_METHODS: ReadonlySet<string> = new Set<string>(METHOD_NAMES.filter((method) => MEMORY_METHODS[method].kind === 'write'));
+
+/** Methods whose entry says `secret`: run only where they were called, in the tab holding the database. */
+export const SECRET_METHODS: ReadonlySet<string> = new Set<string>(METHOD_NAMES.filter((method) => (MEMORY_METHODS[method] as MethodSpec).secret === true));
 
 /** How long a call may go unanswered, as the page chose (plain data, sent to the worker at open). */
 export interface CallTimeouts {

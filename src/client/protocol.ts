@@ -59,6 +59,11 @@ export interface MemoryStatus {
    */
   rejectedMessages: number;
   /**
+   * This tab's worker holds the database (it runs the engine, and syncs); false in a tab that forwards its calls to
+   * the tab that does. `rotateSyncKey` runs only where it is true (NOT_LEADER elsewhere). Always true with 'memory'.
+   */
+  leader: boolean;
+  /**
    * What `Memory.ready` waits for: 'loading' until the model is attached and every memory has a vector for it
    * ('ready' at once with `embedder: null`), or the model's failure.
    */

@@ -27,7 +27,7 @@ describe('MEMORY_METHODS and Memory', () => {
   });
 
   test('the writes are the methods that change memories or their links, and they get the write timeout', () => {
-    expectTypeOf<WriteMethod>().toEqualTypeOf<'add' | 'import' | 'update' | 'remove' | 'pin' | 'link' | 'unlink' | 'remember' | 'consolidate' | 'syncNow'>();
+    expectTypeOf<WriteMethod>().toEqualTypeOf<'add' | 'import' | 'update' | 'remove' | 'pin' | 'link' | 'unlink' | 'remember' | 'consolidate' | 'syncNow' | 'rotateSyncKey'>();
     expectTypeOf<Table[WriteMethod]['timeout']>().toEqualTypeOf<'write'>();
     expectTypeOf<Table[Exclude<MethodName, WriteMethod>]['kind']>().toEqualTypeOf<'read'>();
   });

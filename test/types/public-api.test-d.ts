@@ -194,6 +194,7 @@ describe('errors', () => {
       | 'STORE_LOCKED'
       | 'SYNC_FAILED'
       | 'SYNC_TAMPERED'
+      | 'NOT_LEADER'
     >();
     expectTypeOf(ErrorCode.MODEL_NOT_FOUND).toEqualTypeOf<'MODEL_NOT_FOUND'>();
     expectTypeOf<EngramError['code']>().toEqualTypeOf<ErrorCode>();

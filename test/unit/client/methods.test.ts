@@ -151,6 +151,7 @@ describe('kind', () => {
     // 'a' folds into its newer near-duplicate 'a2' (SETUP).
     consolidate: (e) => e.consolidate(),
     syncNow: (e) => e.syncNow(),
+    rotateSyncKey: (e) => e.rotateSyncKey({ key: new Uint8Array(32).fill(9) }),
   };
   /** What a call needs beyond a and b, before writes are counted. */
   const SETUP: Partial<Record<MethodName, (engine: Engine) => Promise<unknown>>> = {
@@ -163,7 +164,7 @@ describe('kind', () => {
       // syncNow needs sync: a bucket in a Map stands in for the storage.
       const bucket = new Map<string, Uint8Array>();
       const transport = { list: async (prefix: string) => [...bucket.keys()].filter((k) => k.startsWith(prefix)), get: async (k: string) => bucket.get(k) ?? null, put: async (k: string, bytes: Uint8Array) => void bucket.set(k, bytes) };
-      const sync = method === 'syncNow' ? { sync: { transport, key: new Uint8Array(32).fill(7), intervalMs: 0 } } : {};
+      const sync = method === 'syncNow' || method === 'rotateSyncKey' ? { sync: { transport, key: new Uint8Array(32).fill(7), intervalMs: 0 } } : {};
       const engine = await createEngine({ store, embedder: method === 'consolidate' ? testEmbedder() : null, ...sync });
       await engine.add([{ id: 'a', text: 'alpha' }, { id: 'b', text: 'beta' }]);
       await engine.link('a', 'b', 'derives_from');

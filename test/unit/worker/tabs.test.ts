@@ -213,6 +213,38 @@ describe('an encrypted database serves key holders only', () => {
   });
 });
 
+describe('a call carrying a secret (rotateSyncKey) never leaves its tab', () => {
+  test('a follower refuses it with NOT_LEADER before posting anything; status().leader says which tab holds the database', async () => {
+    const db = database();
+    const leader = await tab(db);
+    const follower = await tab(db);
+    const seen: unknown[] = [];
+    // Whatever the follower posts on its pair channel reaches the leader; the group channel is readable by anyone.
+    channel(db.lock, (data) => seen.push(data));
+    await expect(follower.call('rotateSyncKey', [{ passphrase: 'a new sync passphrase' }])).rejects.toMatchObject({
+      code: ErrorCode.NOT_LEADER,
+      message: expect.stringContaining('status().leader'),
+      details: { method: 'rotateSyncKey' },
+    });
+    expect(JSON.stringify(seen)).not.toContain('a new sync passphrase');
+    expect(await follower.call('status', [])).toMatchObject({ leader: false });
+    expect(await leader.call('status', [])).toMatchObject({ leader: true });
+    // In the leader's own tab it runs (here the engine has no sync: its own INVALID_INPUT, not a refusal of the tab).
+    await expect(leader.call('rotateSyncKey', [{ passphrase: 'a new sync passphrase' }])).rejects.toMatchObject({ code: ErrorCode.INVALID_INPUT, message: expect.stringContaining('without sync options') });
+  });
+
+  test('a leader refuses it from another tab (a hand-made follower), counted, without running it', async () => {
+    const db = database();
+    const leader = await tab(db);
+    const before = await rejectedOf(leader);
+    const script = await impostorFollower(db.lock);
+    script.call(1, 'rotateSyncKey', [{ passphrase: 'a new sync passphrase' }]);
+    await sleep(300);
+    expect(script.answers.get(1)).toMatchObject([{ error: { engram: { code: ErrorCode.INVALID_INPUT, message: expect.stringContaining('never for another tab') } } }]);
+    expect(await rejectedOf(leader)).toBe(before + 1);
+  });
+});
+
 describe('a failed takeover', () => {
   test.each([
     ['QUOTA_EXCEEDED, then retried', ErrorCode.QUOTA_EXCEEDED],
