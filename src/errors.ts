@@ -26,6 +26,8 @@ export const ErrorCode = {
   WEAK_PASSPHRASE: 'WEAK_PASSPHRASE',
   /** The database is encrypted and was opened without `encryption`. */
   KEY_REQUIRED: 'KEY_REQUIRED',
+  /** An encrypted Memory locked itself after `lockAfterIdleMs` without calls: `memory.unlock(passphrase)` opens it again. */
+  LOCKED: 'LOCKED',
   /** `encryption` was given for a database that exists unencrypted (or `changePassphrase` on one): see docs/worker.md. */
   NOT_ENCRYPTED: 'NOT_ENCRYPTED',
   /** The database file is open in another process (engram/node's `openNodeStore` holds it until `close()`). */

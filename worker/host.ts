@@ -20,6 +20,10 @@ export interface Host {
    */
   call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown>;
   close(): Promise<void>;
+  /** An idle-locked host (worker/idle-lock.ts): whether it is locked now, opening it again, hearing it lock. */
+  readonly locked?: boolean;
+  unlock?(dataKey: Uint8Array): Promise<void>;
+  onLock?(listener: () => void): void;
 }
 
 export type EmbedderLoader = (options: WireEmbedderOptions, onProgress?: EmbedderOptions['onProgress']) => Promise<LocalEmbedder>;
@@ -44,6 +48,8 @@ export interface HostOptions {
   encryption?: EncryptionOptions | null;
   /** `MemoryOptions.sync`. Default none. */
   sync?: MemorySyncOptions | null;
+  /** The data key, when an unlock hands it over instead of `encryption` (the store zeroes it when it closes). */
+  dataKey?: Uint8Array | null;
 }
 
 /**
@@ -52,7 +58,7 @@ export interface HostOptions {
  */
 export async function openHost(options: HostOptions): Promise<Host> {
   let lastError: EngramError | null = null;
-  const store = await openStore(options.name, options.storage, options.encryption ?? null);
+  const store = await openStore(options.name, options.storage, options.encryption ?? null, options.dataKey ?? null);
   const onBackgroundError = (error: unknown) => (lastError = toEngramError(error, ErrorCode.STORE_FAILED, 'background work failed'));
   let current = false;
   const engine = await (async () => {
@@ -119,6 +125,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     lexicalIndex: engine.lexicalSource,
     evicted: store.evicted,
     encrypted: store.encrypted,
+    locked: false,
     ...(({ core, associations, links, sync }) => ({ core, associations, links, ...(sync ? { sync } : {}) }))(await engine.stats()),
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count

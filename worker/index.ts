@@ -24,7 +24,8 @@ import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageComp
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
-import { changePassphrase, deriveEarly, tabProofKey, unlock } from './keyring.js';
+import { changePassphrase, deriveEarly, notEncrypted, tabProofKey, unlock } from './keyring.js';
+import { LockingHost } from './idle-lock.js';
 import { resolveStorage } from './open-store.js';
 import { checkDatabaseName } from './sqlite-store.js';
 import { salvageDatabase, whileNoTabHolds } from './salvage.js';
@@ -42,6 +43,11 @@ let closed = false;
 let searchDefaults: WorkerOpenOptions['search'] = {};
 /** The stored database once open (`id`: `storage:name`, its key record's id); null for 'memory'. */
 let storedDatabase: { id: string; name: string } | null = null;
+/**
+ * This worker's passphrase or key (`MemoryOptions.encryption`): forgotten when the database locks after idle, so
+ * neither it nor the key derived from it (keyring.ts caches that per options object) outlives the lock here.
+ */
+let secret: WorkerOpenOptions['encryption'] = null;
 /** The page's llm and reranker proxies (each holds a MessagePort to the page): released at close. */
 let pageHooks: unknown[] = [];
 /** Calls received and not yet answered: close() lets them finish first. */
@@ -88,6 +94,13 @@ const api: WorkerApi = {
       checkDatabaseName(options.name);
       const encryption = options.encryption ?? null;
       if (encryption !== null) checkEncryption(encryption);
+      // Only `secret` holds it from here on, so a lock can forget it.
+      options.encryption = null;
+      secret = encryption;
+      const lockAfterIdleMs = options.lockAfterIdleMs ?? null;
+      if (lockAfterIdleMs !== null && !(typeof lockAfterIdleMs === 'number' && lockAfterIdleMs > 0 && lockAfterIdleMs <= 2 ** 31 - 1)) {
+        throw new EngramError(ErrorCode.INVALID_INPUT, 'lockAfterIdleMs must be a positive number of milliseconds');
+      }
       setErrorStacks(options.debug === true);
       searchDefaults = options.search;
       // The key derivation starts before the storage is even resolved: it is the slow part of an encrypted open.
@@ -100,8 +113,10 @@ const api: WorkerApi = {
       // A missing model refuses the Memory now; otherwise it would quietly search lexically (see checkEmbedderModel).
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
-      const start = () =>
-        openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, consolidation: options.consolidation, onModelProgress, loadEmbedder, llm, reranker, encryption, sync: options.sync ?? null });
+      const openWith = (dataKey: Uint8Array | null) =>
+        openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, consolidation: options.consolidation, onModelProgress, loadEmbedder, llm, reranker, encryption: dataKey ? null : secret, dataKey, sync: options.sync ?? null });
+      // An encrypted database can lock; a tab whose passphrase a lock made it forget takes over locked.
+      const start = () => (storage === 'memory' || encryption === null ? openWith(null) : LockingHost.open(openWith, lockAfterIdleMs, storage, secret === null));
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
       if (storage === 'memory') {
         host = await start();
@@ -111,14 +126,14 @@ const api: WorkerApi = {
       // Leader and followers of an encrypted database prove to each other that they hold its data key; a tab
       // without the right key (or with one for a plain database) cannot join: KEY_REQUIRED, WRONG_KEY, NOT_ENCRYPTED.
       const auth = async () => {
-        const dataKey = await unlock(database.id, database.name, encryption);
+        const dataKey = await unlock(database.id, database.name, secret);
         try {
           return dataKey && (await tabProofKey(dataKey));
         } finally {
           dataKey?.fill(0);
         }
       };
-      host = await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true, auth });
+      host = await joinGroup(`engram:${storage}:${options.name}`, start, { timeouts: timeoutsOf(options), debug: options.debug === true, auth, onLocked: () => (secret = null) });
       storedDatabase = database;
     })();
     try {
@@ -154,6 +169,22 @@ const api: WorkerApi = {
     requireHost();
     if (!storedDatabase) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'an in-memory database is never encrypted');
     await inFlight.track(changePassphrase(storedDatabase.id, storedDatabase.name, current, next));
+  },
+
+  async unlock(given) {
+    const target = requireHost();
+    checkEncryption(given);
+    const database = storedDatabase;
+    if (!database || !target.unlock) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'this memory is not encrypted: it never locks');
+    await inFlight.track(
+      (async () => {
+        // Checked here, against the key record: a wrong passphrase is WRONG_KEY in the tab that typed it.
+        const dataKey = await unlock(database.id, database.name, given);
+        if (!dataKey) throw notEncrypted(database.name);
+        await target.unlock!(dataKey);
+        secret = given;
+      })(),
+    );
   },
 
   async salvage(options) {

@@ -24,7 +24,7 @@
  *
  * Why not a SharedWorker: it cannot use OPFS synchronous access handles, and Chrome on Android has none.
  */
-import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
+import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
 import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
 import { isAnswerOf, SECRET_METHODS, timeoutFor, WRITE_METHODS } from '../src/client/methods.js';
@@ -47,6 +47,8 @@ type GroupMessage =
 type FromLeader =
   | { t: 'welcome'; id: string; proof?: Uint8Array }
   | { t: 'leaving' }
+  /** The database locked itself after idle (worker/idle-lock.ts): the follower forgets its passphrase. */
+  | { t: 'locked' }
   | { t: 'pong'; n: number }
   | { t: 'progress'; seq: number; progress: Progress }
   | { t: 'done'; seq: number; value?: unknown; error?: WireError };
@@ -70,6 +72,8 @@ interface Pending {
 
 interface Peer {
   channel: BroadcastChannel;
+  /** Its public key: an unlock it sends is sealed for this pair (`unlockKey`). */
+  key: Uint8Array;
   lastUsed: number;
   /** Its calls this leader is running: a peer with any is never evicted. */
   busy: number;
@@ -85,6 +89,11 @@ export interface GroupOptions {
    * KEY_REQUIRED, NOT_ENCRYPTED) ends the join. Default: a plain database.
    */
   auth?: () => Promise<CryptoKey | null>;
+  /**
+   * The database locked itself after idle (this worker's host did, or the leader said so): the worker forgets its
+   * passphrase or key, so a takeover cannot open the database again without `unlock`.
+   */
+  onLocked?: () => void;
 }
 
 /**
@@ -125,8 +134,8 @@ class Member implements Host {
   private readonly group: BroadcastChannel;
   private readonly abort = new AbortController();
   private host: Host | null = null;
-  /** The leader this follower was welcomed by, and their pair channel. */
-  private leader: { id: string; channel: BroadcastChannel } | null = null;
+  /** The leader this follower was welcomed by, its public key, and their pair channel. */
+  private leader: { id: string; key: Uint8Array; channel: BroadcastChannel } | null = null;
   /** The liveness check of the current leader under way, and the pong it waits for. */
   private liveness: { n: number; answered: () => void; result: Promise<boolean> } | null = null;
   private pings = 0;
@@ -277,6 +286,46 @@ class Member implements Host {
     }
   }
 
+  /**
+   * Opens an idle-locked database again with `dataKey` (unwrapped in this worker from the passphrase its page gave,
+   * and owned from here on). A follower sends it to the leader sealed under a key only the two of them can derive
+   * (their ECDH secret), to the leader whose welcome proved it holds the same data key.
+   */
+  async unlock(dataKey: Uint8Array): Promise<void> {
+    try {
+      if (this.closed) throw closedError();
+      if (this.host) {
+        if (!this.host.unlock) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'this database is not encrypted: it never locks');
+        return await this.host.unlock(dataKey.slice()); // the host owns its copy
+      }
+      const leader = this.leader;
+      if (!leader) throw new EngramError(ErrorCode.WORKER_FAILED, 'unlock(): no tab holds the database at the moment; try again');
+      const iv = crypto.getRandomValues(new Uint8Array(12));
+      const key = await unlockKey(this.lockName, this.keys, leader.key);
+      const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: unlockInput(this.lockName, leader.id) }, key, dataKey as Uint8Array<ArrayBuffer>));
+      await this.call(UNLOCK, [iv, sealed]);
+    } finally {
+      dataKey.fill(0);
+    }
+  }
+
+  /** Leader: a follower's sealed unlock (see `unlock`). */
+  private async unlockFor(peer: Peer, args: unknown[]): Promise<object> {
+    const [iv, sealed] = args;
+    if (!this.host?.unlock) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'this database is not encrypted: it never locks');
+    if (!(iv instanceof Uint8Array) || iv.length !== 12 || !(sealed instanceof Uint8Array) || sealed.length > 64) throw new EngramError(ErrorCode.INVALID_INPUT, 'unlock(): malformed');
+    const key = await unlockKey(this.lockName, this.keys, peer.key);
+    let dataKey: Uint8Array;
+    try {
+      dataKey = new Uint8Array(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: iv as Uint8Array<ArrayBuffer>, additionalData: unlockInput(this.lockName, this.id) }, key, sealed as Uint8Array<ArrayBuffer>));
+    } catch {
+      // Sealed for another leader: the database changed hands since the call was sent.
+      throw new EngramError(ErrorCode.WORKER_FAILED, 'unlock(): the tab holding the database changed meanwhile; call it again');
+    }
+    await this.host.unlock(dataKey);
+    return {};
+  }
+
   /** Opens the database here and serves every follower, including the calls this worker had pending. */
   private async lead(): Promise<void> {
     if (this.closed) return;
@@ -289,6 +338,10 @@ class Member implements Host {
     }
     this.host = host;
     this.takeoverFailures = 0;
+    host.onLock?.(() => {
+      this.options.onLocked?.();
+      for (const peer of this.peers.values()) this.post(peer.channel, { t: 'locked' } satisfies FromLeader);
+    });
     this.dropLeader();
     for (const [seq, call] of this.pending) {
       this.pending.delete(seq);
@@ -461,7 +514,7 @@ class Member implements Host {
         return;
       }
       const channel = new BroadcastChannel(name);
-      const opened: Peer = { channel, lastUsed: performance.now(), busy: 0 };
+      const opened: Peer = { channel, key: followerKey, lastUsed: performance.now(), busy: 0 };
       channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromFollower(peerId, opened, event.data));
       channel.onmessageerror = () => this.rejected++;
       this.peers.set(peerId, opened);
@@ -470,6 +523,7 @@ class Member implements Host {
     peer.lastUsed = performance.now();
     const welcomeProof = proofKey && (await sign(proofKey, proofInput('welcome', this.lockName, this.id, followerKey, this.keys.publicRaw)));
     this.post(peer.channel, { t: 'welcome', id: this.id, ...(welcomeProof ? { proof: welcomeProof } : {}) } satisfies FromLeader);
+    if (this.host.locked) this.post(peer.channel, { t: 'locked' } satisfies FromLeader);
   }
 
   /** A token bucket: JOINS_PER_SECOND joins a second, as many at once. */
@@ -516,6 +570,9 @@ class Member implements Host {
       case 'pong':
         if (current && this.liveness?.n === data.n) this.liveness.answered();
         return;
+      case 'locked':
+        if (current) this.options.onLocked?.();
+        return;
       case 'leaving':
         from.channel.close();
         if (current) {
@@ -536,7 +593,11 @@ class Member implements Host {
         if (!current || call?.sentTo !== from.id) return; // late: timed out, or re-sent elsewhere
         this.pending.delete(data.seq);
         clearTimeout(call.timer);
-        if (data.error) call.reject(fromWireError(data.error));
+        if (data.error) {
+          const error = fromWireError(data.error);
+          if (isEngramError(error, ErrorCode.LOCKED)) this.options.onLocked?.();
+          call.reject(error);
+        }
         else if (isAnswerOf(call.method, data.value)) call.resolve(this.withCount(call.method, data.value));
         else {
           this.rejected++;
@@ -564,7 +625,7 @@ class Member implements Host {
     }
     this.leader?.channel.close();
     this.candidates.delete(from.candidate);
-    this.leader = { id: from.id, channel: from.channel };
+    this.leader = { id: from.id, key: from.key, channel: from.channel };
     for (const seq of this.pending.keys()) this.send(seq);
     this.onLeader();
   }
@@ -624,8 +685,9 @@ class Member implements Host {
     }
     if (!answer) {
       const onProgress = (progress: Progress) => this.post(channel(), { t: 'progress', seq, progress } satisfies FromLeader);
-      // host.call refuses any method outside the Memory API with INVALID_INPUT.
-      answer = host.call(method, args, onProgress, retry).then(
+      // host.call refuses any method outside the Memory API with INVALID_INPUT; `unlock` is this file's own.
+      const run = method === UNLOCK ? this.unlockFor(peer, args) : host.call(method, args, onProgress, retry);
+      answer = run.then(
         (value): Done => ({ t: 'done', seq, value }),
         (error: unknown): Done => ({ t: 'done', seq, error: toWireError(error, stack) }),
       );
@@ -695,6 +757,22 @@ export async function pairName(lockName: string, own: Keys, peerRaw: Uint8Array)
   return `${lockName}:pair:${bytesToBase64Url(new Uint8Array(await crypto.subtle.digest('SHA-256', input)))}`;
 }
 
+/** The follower-to-leader call that carries a sealed data key (Member.unlock); not a Memory method. */
+const UNLOCK = 'unlock';
+
+/** The AES-GCM key a follower seals an unlock's data key with: HKDF of the pair's ECDH secret, apart from its name's. */
+async function unlockKey(lockName: string, own: Keys, peerRaw: Uint8Array): Promise<CryptoKey> {
+  const peer = await crypto.subtle.importKey('raw', peerRaw as Uint8Array<ArrayBuffer>, CURVE, false, []);
+  const secret = await crypto.subtle.deriveBits({ name: 'ECDH', public: peer }, own.pair.privateKey, 256);
+  const material = await crypto.subtle.importKey('raw', secret, 'HKDF', false, ['deriveKey']);
+  const info = new TextEncoder().encode(`engram unlock\0${lockName}`);
+  return crypto.subtle.deriveKey({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(32), info }, material, { name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+}
+
+function unlockInput(lockName: string, leaderId: string): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(`engram unlock\0${lockName}\0${leaderId}`);
+}
+
 /** What a tab proof signs: its kind, the lock, the leader's id and both public keys. */
 function proofInput(kind: 'join' | 'welcome', lockName: string, leaderId: string, followerKey: Uint8Array, leaderKey: Uint8Array): Uint8Array<ArrayBuffer> {
   const label = new TextEncoder().encode(`engram tab proof\0${kind}\0${lockName}\0${leaderId}\0`);
@@ -751,6 +829,7 @@ function isFromLeader(data: unknown): data is FromLeader {
     case 'welcome':
       return isId(data.id) && isProof(data.proof);
     case 'leaving':
+    case 'locked':
       return true;
     case 'pong':
       return isSeq(data.n);

@@ -43,7 +43,7 @@ type OpenedStore = Store & {
   readonly encrypted: boolean;
 };
 
-export async function openStore(name: string, storage: StorageKind, encryption: EncryptionOptions | null = null): Promise<OpenedStore> {
+export async function openStore(name: string, storage: StorageKind, encryption: EncryptionOptions | null = null, dataKey: Uint8Array | null = null): Promise<OpenedStore> {
   if (storage === 'memory') return Object.assign(memoryStore(), { evicted: false, encrypted: false });
-  return openSqliteStore({ name, backend: storage, encryption });
+  return openSqliteStore({ name, backend: storage, encryption, dataKey });
 }

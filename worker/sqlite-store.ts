@@ -14,6 +14,8 @@ interface SqliteStoreOptions {
   backend: SqliteBackend;
   /** Encrypt at rest (worker/keyring.ts). Default null: a plain database. */
   encryption?: EncryptionOptions | null;
+  /** The data key itself, already unwrapped (an unlock after an idle lock): used instead of `encryption`, and owned. */
+  dataKey?: Uint8Array | null;
 }
 
 /** Database names become file and IndexedDB names: keep them to a safe alphabet. */
@@ -41,8 +43,21 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   // Another storage area: read while SQLite opens rather than after.
   const recorded = readSentinel(sentinelKey);
   // The key derivation (with a passphrase) and the key record's read overlap the WASM compile.
-  preloadSqlite(options.backend, Boolean(options.encryption));
-  const key = await unlock(sentinelKey, options.name, options.encryption ?? null, (dataKey) => checkNewKey(options, dataKey));
+  preloadSqlite(options.backend, Boolean(options.encryption ?? options.dataKey));
+  const key = options.dataKey ?? (await unlock(sentinelKey, options.name, options.encryption ?? null, (dataKey) => checkNewKey(options, dataKey)));
+  try {
+    const store = await openWithKey(options, sentinelKey, key, recorded);
+    // The data key lives as long as the store (reconnects need it), and no longer: an idle lock closes the store.
+    const close = store.close.bind(store);
+    store.close = () => close().finally(() => key?.fill(0));
+    return store;
+  } catch (error) {
+    key?.fill(0);
+    throw error;
+  }
+}
+
+async function openWithKey(options: SqliteStoreOptions, sentinelKey: string, key: Uint8Array | null, recorded: ReturnType<typeof readSentinel>): Promise<SqliteStore> {
   const connect = () => openConnection(options, key);
   let db = await connect();
   let identity: Identity;
@@ -151,7 +166,7 @@ function openError(error: unknown, ioError: unknown, options: SqliteStoreOptions
     );
   }
   if (isSqliteError(error) && error.code === SQLITE_NOTADB) {
-    if (options.encryption) return new EngramError(ErrorCode.STORE_FAILED, `database "${options.name}" does not decrypt with the key its key record holds`, { cause: error });
+    if (options.encryption || options.dataKey) return new EngramError(ErrorCode.STORE_FAILED, `database "${options.name}" does not decrypt with the key its key record holds`, { cause: error });
     // A plain open of an encrypted file whose key record could not be read: never treat it as an empty database.
     return keyRequired(options.name, error);
   }

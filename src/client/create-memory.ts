@@ -104,6 +104,13 @@ export interface MemoryOptions {
    */
   encryption?: EncryptionOptions | null;
   /**
+   * With `encryption`: after this many milliseconds without a call from any tab (`status` aside), the tab holding the
+   * database closes it and forgets its key, and every tab forgets its passphrase; calls then reject with LOCKED until
+   * `unlock(passphrase)` (docs/worker.md, "Idle lock"). The tab that opens the database applies its own setting.
+   * Default none: never locks.
+   */
+  lockAfterIdleMs?: number | null;
+  /**
    * End-to-end encrypted sync with the user's other devices through an S3-compatible bucket (docs/sync.md), in the
    * background; `memory.syncNow()` runs a round, `status().sync` reports. The transport is plain data (an S3
    * config) because it crosses to the worker. Default none.
@@ -127,6 +134,12 @@ export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
    * without one.
    */
   changePassphrase(current: string, next: string): Promise<void>;
+  /**
+   * Opens a Memory that locked itself after `lockAfterIdleMs` (`status().locked`): a passphrase, or `{ key }` for an
+   * app key. WRONG_KEY when it does not unlock the database (it stays locked); NOT_ENCRYPTED for a plain one. Does
+   * nothing more when the Memory is not locked. From any tab: the passphrase stays in this tab's worker.
+   */
+  unlock(secret: string | EncryptionOptions): Promise<void>;
   /** Closes the database (another tab on the same name takes it over) and ends the worker this call spawned. */
   close(): Promise<void>;
 }
@@ -149,6 +162,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null, consolidation = false, sync = null } = options;
   checkRemoteSearchOptions(search);
   if (encryption !== null) checkEncryption(encryption);
+  const lockAfterIdleMs = options.lockAfterIdleMs == null ? null : checkTimeout('lockAfterIdleMs', options.lockAfterIdleMs, 0);
+  if (lockAfterIdleMs !== null && (encryption === null || storage === 'memory')) throw invalidInput('lockAfterIdleMs needs encryption and a stored database: a lock forgets the key, and only an encrypted database has one');
   if (sync !== null) checkMemorySync(sync);
   const llm = checkLanguageModel(options.llm);
   const reranker = checkReranker(options.reranker);
@@ -173,7 +188,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, consolidation, encryption, sync },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, consolidation, encryption, sync, lockAfterIdleMs },
             onModelProgress && Comlink.proxy(onModelProgress),
             llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
             reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
@@ -248,10 +263,20 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     get ready() {
       return (ready ??= whenReady(status, () => closing !== null));
     },
-    // Not engine calls, so not in the table: `status` also reports this tab's own worker, `changePassphrase` runs in
-    // this tab's worker only (a passphrase never travels to another tab), and `close` ends this Memory.
+    // Not engine calls, so not in the table: `status` also reports this tab's own worker, `changePassphrase` and
+    // `unlock` run in this tab's worker (a passphrase never travels to another tab), and `close` ends this Memory.
     status,
     changePassphrase: (current, next) => direct('changePassphrase', timeouts.writeMs, () => remote.changePassphrase(current, next)),
+    // Like changePassphrase, not in the method table: its secret is checked in this tab's worker and never travels.
+    unlock: (secret) => {
+      const given = typeof secret === 'string' ? { passphrase: secret } : secret;
+      try {
+        checkEncryption(given);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return direct('unlock', timeouts.writeMs, () => remote.unlock(given));
+    },
     close: () => {
       closing ??= (async () => {
         try {

@@ -45,6 +45,11 @@ export interface MemoryStatus {
   evicted: boolean;
   /** The database is encrypted at rest (`MemoryOptions.encryption`). */
   encrypted: boolean;
+  /**
+   * The Memory locked itself after `lockAfterIdleMs` without calls: the database is closed and its key gone from
+   * memory; every call but `status` and `unlock` rejects with LOCKED. The counts are those from just before the lock.
+   */
+  locked: boolean;
   /** Core memories (MemoryRecord.core). */
   core: number;
   /** Associations formed between memories retrieved together (docs/learning.md). */
@@ -121,6 +126,8 @@ export interface WorkerOpenOptions {
   encryption: EncryptionOptions | null;
   /** `MemoryOptions.sync`: likewise; the tab whose worker opens the database syncs it. */
   sync: MemorySyncOptions | null;
+  /** `MemoryOptions.lockAfterIdleMs`, or null: applied by the tab that opens the database. */
+  lockAfterIdleMs?: number | null;
 }
 
 /** Sync options that can cross to the worker: the transport as plain data (an S3 config). */
@@ -186,6 +193,11 @@ export interface WorkerApi {
   status(): Promise<MemoryStatus>;
   /** Re-wraps the database's key for a new passphrase, in this worker (the passphrases never travel to another tab). */
   changePassphrase(current: string, next: string): Promise<void>;
+  /**
+   * Opens a Memory that locked itself after idle (`lockAfterIdleMs`) with its passphrase or key, checked in this worker
+   * (WRONG_KEY): the secret never leaves it (another tab holding the database gets the data key, see worker/leader.ts).
+   */
+  unlock(secret: EncryptionOptions): Promise<void>;
   /** `salvageMemory`: reads a damaged database, in a worker that never opens one. */
   salvage(options: { name: string; storage: 'auto' | 'opfs' | 'idb'; encryption: EncryptionOptions | null }): Promise<SalvageReport>;
   close(): Promise<void>;

@@ -38,6 +38,8 @@ interface Outcome {
   memory: { code: string | null; quickCheck: unknown };
   salvage: { ids: string[]; wrongTexts: number; lost: { from: number; to: number | null }[]; quickCheck: string[] } | { code: string; message: string };
   reimported: number;
+  /** The file's size before the damage, and where a cut left it. */
+  file: { size: number; cutAt: number | null };
 }
 
 /** Damages a fresh database with `damage`, then loads it, opens it as a Memory and salvages it. */
@@ -45,7 +47,10 @@ async function damaged(backend: 'opfs' | 'idb', passphrase: string | null, damag
   const name = `bad-${backend}-${passphrase ? 'enc' : 'plain'}-${damage}-${cases++}`;
   const { leaf, size } = await page.evaluate(([b, n, p, count, t]) => window.corruptLab.create(b, n, p, count, t), [backend, name, passphrase, N, TARGET] as const);
   if (damage === 'flip') await page.evaluate(([b, n, o]) => window.corruptLab.flipBit(b, n, o), [backend, name, leaf.offset] as const);
-  else await page.evaluate(([b, n, s]) => window.corruptLab.truncate(b, n, s), [backend, name, Math.floor((size * 0.6) / leaf.length) * leaf.length] as const);
+  // Cut right after the page holding the target: the tables' root pages come first (pages 2–11, made when the schema
+  // was), then the memories' leaves in rowid order, so the rows up to the target's page are left and the rest are gone.
+  const cutAt = damage === 'truncate' ? leaf.offset + leaf.length : null;
+  if (cutAt !== null) await page.evaluate(([b, n, s]) => window.corruptLab.truncate(b, n, s), [backend, name, cutAt] as const);
   const load: Outcome['load'] = await page.evaluate(([b, n, p]) => window.corruptLab.load(b, n, p) as Promise<Outcome['load']>, [backend, name, passphrase] as const);
   return page.evaluate(
     async ([b, n, p, count]) => {
@@ -80,7 +85,7 @@ async function damaged(backend: 'opfs' | 'idb', passphrase: string | null, damag
       return { memory, salvage, reimported };
     },
     [backend, name, passphrase, N] as const,
-  ).then((rest) => ({ load, ...rest }) as Outcome);
+  ).then((rest) => ({ load, ...rest, file: { size, cutAt } }) as Outcome);
 }
 
 /** The rowids (id m<i> has rowid i + 1) missing from the salvage must be exactly those reported lost. */
@@ -128,11 +133,11 @@ describe.each([
   test('a file cut short: STORE_CORRUPT; salvage keeps the memories on the pages left', async () => {
     const outcome = await damaged(backend, passphrase, 'truncate');
     checkRefused(outcome);
+    expect(outcome.file.cutAt).toBeLessThan(outcome.file.size);
     checkSalvage(outcome, (missing) => {
-      expect(missing.length).toBeGreaterThan(0);
-      // On OPFS the file itself is shorter than its header says, and SQLite (this build, even with writable_schema)
-      // then refuses every read of it: salvage reports every row lost. IndexedDB keeps the file's recorded size.
-      if (backend === 'idb') expect(missing.length).toBeLessThan(N);
+      // The target's page is the last one left: every row up to it comes back, every row after it is lost.
+      expect(missing[0]).toBeGreaterThan(TARGET);
+      expect(missing).toEqual(Array.from({ length: N - missing[0]! + 1 }, (_, i) => missing[0]! + i));
     });
   });
 });

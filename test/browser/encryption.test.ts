@@ -469,3 +469,113 @@ describe('two tabs', () => {
     await joiner.close();
   });
 });
+
+describe('idle lock', () => {
+  /** In the page: whether a new sync access handle on the database's OPFS file can be had (only if no worker holds it). */
+  const fileFree = (page: Page, name: string) =>
+    page.evaluate(async (name) => {
+      const source = `onmessage = async () => {
+        try {
+          const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
+          const handle = await (await dir.getFileHandle(${JSON.stringify(`${name}.sqlite3`)})).createSyncAccessHandle();
+          handle.close();
+          postMessage('free');
+        } catch (error) {
+          postMessage(error.name);
+        }
+      };`;
+      const worker = new Worker(URL.createObjectURL(new Blob([source], { type: 'text/javascript' })));
+      const answer = await new Promise<string>((resolve) => {
+        worker.onmessage = (event) => resolve(String(event.data));
+        worker.postMessage(null);
+      });
+      worker.terminate();
+      return answer;
+    }, name);
+
+  /** Each tab's code for `count()`, `search()` (or 'resolved') and its status's `locked`. */
+  const probe = (page: Page) =>
+    page.evaluate(async (codeOfSource) => {
+      const codeOf = new Function(`return ${codeOfSource}`)() as (run: () => Promise<unknown>) => Promise<string>;
+      const memory = window.memories.m!;
+      return { count: await codeOf(() => memory.count()), search: await codeOf(() => memory.search('tomatoes')), locked: (await memory.status()).locked };
+    }, codeOf.toString());
+
+  const idle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test('locks after idle in every tab; refuses calls with LOCKED and a wrong passphrase with WRONG_KEY; unlocks from either tab, also after a takeover', async () => {
+    const name = 'idle-lock';
+    const [first, second] = [await openLab(context), await openLab(context)];
+    const open = (page: Page) =>
+      page.evaluate(
+        async ([name, passphrase]) => {
+          window.memories.m = await window.engram.createMemory({ name, embedder: null, encryption: { passphrase }, lockAfterIdleMs: 3000, callTimeoutMs: 10_000 });
+        },
+        [name, PASSPHRASE] as const,
+      );
+    await open(first);
+    await open(second);
+    await first.evaluate(() => window.memories.m!.add([{ text: 'tomatoes need sun' }, { text: 'tomatoes need water' }]));
+    expect(await fileFree(first, name)).toBe('NoModificationAllowedError');
+    // Calls from the second tab keep it open: idle counts every tab's calls.
+    for (let i = 0; i < 4; i++) {
+      await idle(1000);
+      expect(await second.evaluate(() => window.memories.m!.count())).toBe(2);
+    }
+    expect(await probe(first)).toEqual({ count: 'resolved', search: 'resolved', locked: false });
+
+    await idle(4500);
+    for (const page of [first, second]) expect(await probe(page)).toEqual({ count: 'LOCKED', search: 'LOCKED', locked: true });
+    // The store is closed (and its data key zeroed with it): the file is free for another handle.
+    expect(await fileFree(first, name)).toBe('free');
+    const refused = await second.evaluate(
+      async ([codeOfSource, passphrase]) => {
+        const codeOf = new Function(`return ${codeOfSource}`)() as (run: () => Promise<unknown>) => Promise<string>;
+        return { wrong: await codeOf(() => window.memories.m!.unlock(`${passphrase}?`)), empty: await codeOf(() => window.memories.m!.unlock('')) };
+      },
+      [codeOf.toString(), PASSPHRASE] as const,
+    );
+    expect(refused).toEqual({ wrong: 'WRONG_KEY', empty: 'INVALID_INPUT' });
+    expect(await probe(first)).toEqual({ count: 'LOCKED', search: 'LOCKED', locked: true });
+
+    // Unlocked from the second tab (a follower): the first tab's worker opens the database again.
+    await second.evaluate((passphrase) => window.memories.m!.unlock(passphrase), PASSPHRASE);
+    expect(await probe(first)).toEqual({ count: 'resolved', search: 'resolved', locked: false });
+    expect(await second.evaluate(async () => ({ added: (await window.memories.m!.add({ text: 'tomatoes after the unlock' })).length, count: await window.memories.m!.count() }))).toEqual({ added: 1, count: 3 });
+    expect(await first.evaluate(async () => (await window.memories.m!.status()).error)).toBeNull();
+
+    // Locked again, then unlocked from the first tab (the one holding the database).
+    await idle(4500);
+    expect(await probe(second)).toEqual({ count: 'LOCKED', search: 'LOCKED', locked: true });
+    await first.evaluate((passphrase) => window.memories.m!.unlock(passphrase), PASSPHRASE);
+    expect(await second.evaluate(() => window.memories.m!.count())).toBe(3);
+
+    // Locked, and the first tab closes: the second takes over still locked (its passphrase was forgotten at the lock).
+    await idle(4500);
+    expect(await probe(second)).toEqual({ count: 'LOCKED', search: 'LOCKED', locked: true });
+    await first.evaluate(() => window.memories.m!.close());
+    await first.close();
+    expect(await probe(second)).toEqual({ count: 'LOCKED', search: 'LOCKED', locked: true });
+    expect(await fileFree(second, name)).toBe('free');
+    await second.evaluate((passphrase) => window.memories.m!.unlock(passphrase), PASSPHRASE);
+    expect(await second.evaluate(async () => (await window.memories.m!.search('tomatoes')).hits.length)).toBe(3);
+    await second.evaluate(() => window.memories.m!.close());
+    await second.close();
+  });
+
+  test('lockAfterIdleMs needs encryption; unlock on a plain Memory is NOT_ENCRYPTED', async () => {
+    const outcome = await page.evaluate(async (codeOfSource) => {
+      const codeOf = new Function(`return ${codeOfSource}`)() as (run: () => Promise<unknown>) => Promise<string>;
+      const { createMemory } = window.engram;
+      const plain = await createMemory({ name: 'idle-lock-plain', embedder: null });
+      const result = {
+        noEncryption: await codeOf(() => createMemory({ name: 'idle-lock-plain', embedder: null, lockAfterIdleMs: 1000 })),
+        zero: await codeOf(() => createMemory({ name: 'idle-lock-x', embedder: null, encryption: { passphrase: 'long enough passphrase' }, lockAfterIdleMs: 0 })),
+        unlockPlain: await codeOf(() => plain.unlock('long enough passphrase')),
+      };
+      await plain.close();
+      return result;
+    }, codeOf.toString());
+    expect(outcome).toEqual({ noEncryption: 'INVALID_INPUT', zero: 'INVALID_INPUT', unlockPlain: 'NOT_ENCRYPTED' });
+  });
+});

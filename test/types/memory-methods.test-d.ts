@@ -8,7 +8,7 @@ import type { AddOptions } from '../../src/engine/engine.js';
 import type { MEMORY_METHODS, MethodName, ProgressMethod, WireArgs, WriteMethod } from '../../src/client/methods.js';
 
 /** Memory members the worker or the page answers itself, not the engine (`ready` polls `status`). */
-type NotEngineCalls = 'status' | 'changePassphrase' | 'close' | 'ready';
+type NotEngineCalls = 'status' | 'changePassphrase' | 'unlock' | 'close' | 'ready';
 type Table = typeof MEMORY_METHODS;
 
 /** The methods whose parameters include `{ onProgress }`, read off Engine rather than off the table. */

@@ -64,6 +64,10 @@ describe('createMemory and Memory', () => {
     expectTypeOf<Memory['changePassphrase']>().parameters.toEqualTypeOf<[current: string, next: string]>();
     expectTypeOf<Memory['changePassphrase']>().returns.resolves.toEqualTypeOf<void>();
     expectTypeOf<MemoryStatus['encrypted']>().toEqualTypeOf<boolean>();
+    expectTypeOf<Memory['unlock']>().parameters.toEqualTypeOf<[secret: string | EncryptionOptions]>();
+    expectTypeOf<Memory['unlock']>().returns.resolves.toEqualTypeOf<void>();
+    expectTypeOf<MemoryStatus['locked']>().toEqualTypeOf<boolean>();
+    expectTypeOf(createMemory).toBeCallableWith({ encryption: { passphrase: 'p' }, lockAfterIdleMs: 60_000 });
   });
 
   test('Memory methods', () => {
@@ -190,6 +194,7 @@ describe('errors', () => {
       | 'WRONG_KEY'
       | 'WEAK_PASSPHRASE'
       | 'KEY_REQUIRED'
+      | 'LOCKED'
       | 'NOT_ENCRYPTED'
       | 'STORE_LOCKED'
       | 'SYNC_FAILED'

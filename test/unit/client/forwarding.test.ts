@@ -37,6 +37,7 @@ function recordingWorker(): { worker: Worker; posted: Posted[] } {
       throw new Error('not used');
     },
     async changePassphrase() {},
+    async unlock() {},
     async salvage() {
       throw new Error('not used');
     },

@@ -36,6 +36,9 @@ export function fakeWorker(): FakeWorker {
     async changePassphrase() {
       throw new Error('not used');
     },
+    async unlock() {
+      throw new Error('not used');
+    },
     async salvage() {
       throw new Error('not used');
     },
