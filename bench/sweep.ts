@@ -1,7 +1,7 @@
 /**
  * Candidate defaults on the three kinds of data at once: `npx tsx bench/sweep.ts '<variants>'`, variants a JSON array of
  * `{ name, engine?, search? }` (engine and search options over the defaults); `SETS=chat,notes,docs` picks the data;
- * `MODEL=owner/name` and `MODEL_PATH=<folder>` another model (e.g. a variant of the built-in built with --models).
+ * `SPLIT=dev` the BEIR dev queries (tune there, report test); `MODEL=owner/name` and `MODEL_PATH=<folder>` another model (e.g. a variant of the built-in built with --models).
  * Prints per variant: chat (LoCoMo dev, threads) and notes (no threads, a minute between turns) R@10, nDCG@10 and
  * session R@10 (chat per category: R@10 / session R@10), documents (BEIR NFCorpus, one batch) nDCG@10, R@100 and the
  * top-10 hits no leg returned. For exploring; `npm run eval` is the record.
@@ -18,7 +18,7 @@ const variants: V[] = JSON.parse(process.argv[2] ?? '[]');
 const which = new Set((process.env.SETS ?? 'chat,notes,docs').split(','));
 const conversations = loadConversations(DEV_SPLIT);
 const embedder = await createEmbedder({ model: process.env.MODEL, modelPath: process.env.MODEL_PATH });
-const beir = which.has('docs') ? readBeir(resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/data/beir-nfcorpus'), 'test') : null;
+const beir = which.has('docs') ? readBeir(resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/data/beir-nfcorpus'), process.env.SPLIT === 'dev' ? 'dev' : 'test') : null;
 const inputs = beir?.documents.map((d) => ({ id: d.id, text: `${d.title}\n${d.text}` })) ?? [];
 const docEngines = new Map<string, Promise<Engine>>();
 const docEngine = (engine: Partial<EngineOptions>) => {

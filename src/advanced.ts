@@ -6,6 +6,7 @@
 export { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions } from './search/options.js';
 export type { FusionMethod } from './search/fuse.js';
 export type { NeighbourOptions } from './search/neighbours.js';
+export type { FeedbackOptions } from './search/feedback.js';
 export { estimateTokens } from './search/assemble.js';
 export type { IndexSnapshot } from './lexical/snapshot.js';
 

@@ -119,6 +119,11 @@ export interface Hit {
      * then holds over its largest possible value.
      */
     lists?: { ranks: (number | null)[]; rrf?: number };
+    /**
+     * Stage `feedback` (search option `feedback`) changed the hit's lexical rank: `before` is its rank in the first
+     * lexical pass (null: feedback brought it in), `bm25Rank` the rank after feedback.
+     */
+    feedback?: { before: number | null };
     /** The memory's quality (0–1) and what it added to the fused score: `qualityWeight × quality`. */
     quality?: { value: number; added: number };
     /** Stage `rerank`: the re-ranker and the hit's place among the re-ranked candidates before and after (1-based). */

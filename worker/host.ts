@@ -36,6 +36,8 @@ export interface HostOptions {
   limits?: EngineOptions['limits'];
   /** The constants of learning from use (`MemoryOptions.learning`). */
   learning?: EngineOptions['learning'];
+  /** The lexical leg's scoring (`MemoryOptions.lexical`). */
+  lexical?: EngineOptions['lexical'];
   /** The opt-in idle consolidation (`MemoryOptions.consolidation`). */
   consolidation?: EngineOptions['consolidation'];
   onModelProgress?: EmbedderOptions['onProgress'];
@@ -73,6 +75,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       reranker: options.reranker ?? null,
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.learning ? { learning: options.learning } : {}),
+      ...(options.lexical ? { lexical: options.lexical } : {}),
       ...(options.consolidation ? { consolidation: options.consolidation } : {}),
       ...(options.sync ? { sync: options.sync } : {}),
     });

@@ -27,10 +27,12 @@ import {
 import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from './methods.js';
 import type { RecordLimits } from '../engine/validate.js';
 import type { LearningOptions } from '../search/reinforce.js';
+import type { LexicalOptions } from '../lexical/lexical-index.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import { pageCompletion, pageReranker } from './page-hooks.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import { InFlight } from '../util/in-flight.js';
+import { describeValue } from '../util/describe.js';
 import type { Progress, SearchResult } from '../types.js';
 
 export type { EncryptionOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from './protocol.js';
@@ -74,6 +76,11 @@ export interface MemoryOptions {
   limits?: Partial<RecordLimits>;
   /** The constants of learning from use (`LearningOptions`, docs/learning.md); applied like `limits`. Default `{}`. */
   learning?: Partial<LearningOptions>;
+  /**
+   * The lexical leg's scoring (`LexicalOptions.matchedTermsFactor`), applied like `limits`: `false` suits a collection
+   * of long documents (docs/quality.md). Default `{}`: the engine's defaults.
+   */
+  lexical?: Pick<LexicalOptions, 'matchedTermsFactor'>;
   /**
    * Opt-in background consolidation (`EngineOptions.consolidation`): `{ idleMs, options? }` runs `consolidate(options)`
    * once no write has come for `idleMs`, in the tab that holds the database, with that tab's own setting. Default `false`.
@@ -159,8 +166,9 @@ export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
  */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, encryption = null, consolidation = false, sync = null } = options;
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, lexical = {}, encryption = null, consolidation = false, sync = null } = options;
   checkRemoteSearchOptions(search);
+  checkLexical(lexical);
   if (encryption !== null) checkEncryption(encryption);
   const lockAfterIdleMs = options.lockAfterIdleMs == null ? null : checkTimeout('lockAfterIdleMs', options.lockAfterIdleMs, 0);
   if (lockAfterIdleMs !== null && (encryption === null || storage === 'memory')) throw invalidInput('lockAfterIdleMs needs encryption and a stored database: a lock forgets the key, and only an encrypted database has one');
@@ -188,7 +196,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, consolidation, encryption, sync, lockAfterIdleMs },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, lexical, consolidation, encryption, sync, lockAfterIdleMs },
             onModelProgress && Comlink.proxy(onModelProgress),
             llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
             reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
@@ -320,6 +328,15 @@ async function whenReady(status: () => Promise<MemoryStatus>, closed: () => bool
 }
 
 /** A timeout option: a positive number of milliseconds (at most setTimeout's limit), or the default. */
+/** The lexical options a Memory takes: plain data only (the stemmer and term processing stay the engine's). */
+function checkLexical(lexical: unknown): void {
+  if (typeof lexical !== 'object' || lexical === null || Array.isArray(lexical)) throw invalidInput(`lexical must be an object, got ${describeValue(lexical)}`);
+  for (const [key, value] of Object.entries(lexical)) {
+    if (key !== 'matchedTermsFactor') throw invalidInput(`lexical.${key.slice(0, 40)} is not an option of a Memory (only matchedTermsFactor)`);
+    if (value !== undefined && typeof value !== 'boolean') throw invalidInput(`lexical.matchedTermsFactor must be a boolean, got ${describeValue(value)}`);
+  }
+}
+
 function checkTimeout(option: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !(value > 0) || value > 2 ** 31 - 1) {

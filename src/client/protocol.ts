@@ -120,6 +120,8 @@ export interface WorkerOpenOptions {
   limits: Partial<RecordLimits>;
   /** `MemoryOptions.learning`, likewise. */
   learning: Partial<LearningOptions>;
+  /** `MemoryOptions.lexical`, likewise (absent from older pages). */
+  lexical?: EngineOptions['lexical'];
   /** `MemoryOptions.consolidation`, likewise. */
   consolidation: EngineOptions['consolidation'];
   /** `MemoryOptions.encryption`: stays in the worker that receives it, never sent to another tab. */

@@ -3,11 +3,11 @@
  * of common terms, and without reading all of them where that pays: MaxScore dynamic pruning, document at a time
  * in windows of short ids.
  *
- * The score is (Σ over matched terms of the term's score) × (number of terms matched), or the sum alone when
- * `bm25.matchedTerms` is false. It grows with each term's
- * score and with the set of terms matched, so per-list upper bounds (the list's largest posting score) still bound
- * it: a document that matched lists with bounds summing to σ, c of them, and can still match the terms in R, scores
- * at most (σ + Σ_R ub)·(c + |R|). Terms are sorted by upper bound; the longest prefix whose (Σ ub)·(its size) is
+ * The score is (Σ over matched terms of weight × the term's score) × max(1, number of counted terms matched), or the
+ * sum alone when `bm25.matchedTerms` is false (weights and counting: `WeightedTerm`). It grows with each term's
+ * score and with the set of terms matched, so per-list upper bounds (the list's largest posting score, times its
+ * term's weight) still bound it: a document that matched lists with bounds summing to σ, c of them counted, and can
+ * still match the terms in R, scores at most (σ + Σ_R ub)·max(1, c + |R counted|). Terms are sorted by upper bound; the longest prefix whose (Σ ub)·(its size) is
  * below the current k-th score is "non-essential": a document matching only those cannot enter, so candidates come
  * from the other lists. In each window the essential lists are read (document ids only, each noted with its list's
  * bound); the non-essential ones are read too when they hold few postings there, else probed (galloping search)
@@ -20,7 +20,7 @@
  * as postings are in ascending short id). Bounds are inflated by a relative 1e-9, so rounding never prunes a
  * document that belongs in the answer. Lists come from posting-lists.ts (views of a snapshot's arrays, or copies).
  */
-import { bm25TopK, fieldLengths, type Bm25Params } from './bm25-topk.js';
+import { bm25TopK, fieldLengths, termCounts, termText, termWeight, type Bm25Params, type QueryTerm } from './bm25-topk.js';
 import type { MiniSearchIndex } from './minisearch-adapter.js';
 import { postingCache, seek, type PostingList } from './posting-lists.js';
 
@@ -178,12 +178,12 @@ const safe = (x: number) => Number.isFinite(x);
 
 /**
  * The best `limit` documents for the OR of `terms`, exactly as `bm25TopK` returns them (same arguments). Falls back
- * to `bm25TopK` when a bound would not hold (a non-positive boost, parameters outside BM25's range) or a term's
- * postings are not in ascending short id.
+ * to `bm25TopK` when a bound would not hold (a non-positive boost or term weight, parameters outside BM25's range) or
+ * a term's postings are not in ascending short id.
  */
 export function bm25TopKPruned(
   index: MiniSearchIndex,
-  terms: readonly string[],
+  terms: readonly QueryTerm[],
   fieldBoosts: Record<string, number>,
   bm25: Bm25Params,
   limit: number,
@@ -201,11 +201,12 @@ export function bm25TopKPruned(
   const exhaustive = () => bm25TopK(index, terms, fieldBoosts, bm25, limit, eligible);
   if (!(limit >= 1) || !safe(k) || !safe(b) || !safe(d) || k < 0 || b < 0 || b > 1 || d < 0 || fields.length > 255) return exhaustive();
   if (boosts.some((boost) => !safe(boost) || boost <= 0)) return exhaustive();
+  if (terms.some((t) => { const w = termWeight(t); return !safe(w) || w <= 0; })) return exhaustive();
 
   // Few postings in all: reading them all costs less than setting up the pruning.
   let postingCount = 0;
   for (const term of terms) {
-    const data = index.termPostings(term);
+    const data = index.termPostings(termText(term));
     if (data) for (const field of fields) postingCount += data.get(index.fieldIds[field] as number)?.size ?? 0;
   }
   if (postingCount <= (tuning.minPostings ?? MIN_POSTINGS)) return exhaustive();
@@ -220,7 +221,12 @@ export function bm25TopKPruned(
   const lists: Cursor[] = [];
   const termFirst: number[] = [];
   const termBound: number[] = [];
-  for (const term of terms) {
+  /** Per indexed term: its weight, and 1 when it counts toward the matched-terms factor. */
+  const weightOf: number[] = [];
+  const countOf: number[] = [];
+  for (const queryTerm of terms) {
+    const term = termText(queryTerm);
+    const weight = termWeight(queryTerm);
     const data = index.termPostings(term);
     if (!data) continue;
     const first = lists.length;
@@ -237,7 +243,7 @@ export function bm25TopKPruned(
       const idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
       if (list.maxPartKey !== partKey) computeMaxPart(list, partKey, k, b, d, avgLength, (doc) => lengths.get(doc, fieldId));
       const boost = boosts[f] as number;
-      const listBound = boost * (idf * list.maxPart) * INFLATE;
+      const listBound = weight * (boost * (idf * list.maxPart)) * INFLATE;
       bound += listBound;
       const lengthTerms = cache.lengthTerms(fieldId, `${partKey} ${avgLength}`);
       lists.push({ docs: list.docs, freqs: list.freqs, fieldId, fieldOrder: f, term: termFirst.length, boost, idf, avgLength, lengthTerms, bound: listBound, at: 0, windowStart: 0 });
@@ -245,6 +251,8 @@ export function bm25TopKPruned(
     if (lists.length === first) continue;
     termFirst.push(first);
     termBound.push(bound * INFLATE);
+    weightOf.push(weight);
+    countOf.push(termCounts(queryTerm) ? 1 : 0);
   }
   cache.trim();
   const termCount = termFirst.length;
@@ -253,10 +261,14 @@ export function bm25TopKPruned(
   if (termCount === 0 || total === 0) return [];
   if (termCount > 0xffff) return exhaustive();
 
-  // Terms by ascending upper bound; prefix[j] = Σ of the j smallest bounds.
+  // Terms by ascending upper bound; prefix[j] = Σ of the j smallest bounds, counted[j] how many of them count.
   const byBound = Array.from({ length: termCount }, (_, t) => t).sort((x, y) => (termBound[x] as number) - (termBound[y] as number));
   const prefix = new Float64Array(termCount + 1);
-  for (let j = 0; j < termCount; j++) prefix[j + 1] = (prefix[j] as number) + (termBound[byBound[j] as number] as number);
+  const countedPrefix = new Int32Array(termCount + 1);
+  for (let j = 0; j < termCount; j++) {
+    prefix[j + 1] = (prefix[j] as number) + (termBound[byBound[j] as number] as number);
+    countedPrefix[j + 1] = (countedPrefix[j] as number) + (countOf[byBound[j] as number] as number);
+  }
 
   const window =
     tuning.window !== undefined && tuning.window >= 1
@@ -273,8 +285,9 @@ export function bm25TopKPruned(
   const documentIds = index.documentIds;
   const fieldCount = fields.length;
   const maxScore = tuning.maxScore ?? true;
-  // The matched-term factor for c terms: c, or 1 without it. Non-decreasing in c either way, so the bounds hold.
+  // The matched-term factor for c counted terms: max(1, c), or 1 without it. Non-decreasing in c, so the bounds hold.
   const coordinate = bm25.matchedTerms !== false;
+  const factor = (c: number) => (coordinate && c > 1 ? c : 1);
   const scanRatio = tuning.scanRatio ?? SCAN_RATIO;
   let theta = -Infinity;
   let nonEssential = 0;
@@ -289,7 +302,7 @@ export function bm25TopKPruned(
   };
 
   for (;;) {
-    if (maxScore) while (nonEssential < termCount && (prefix[nonEssential + 1] as number) * (coordinate ? nonEssential + 1 : 1) * INFLATE < theta) nonEssential++;
+    if (maxScore) while (nonEssential < termCount && (prefix[nonEssential + 1] as number) * factor(countedPrefix[nonEssential + 1] as number) * INFLATE < theta) nonEssential++;
     if (nonEssential === termCount) break;
     // The window starts at the smallest short id left in an essential list.
     let low = Infinity;
@@ -314,6 +327,7 @@ export function bm25TopKPruned(
           const c = lists[l] as Cursor;
           const docs = c.docs;
           const listBound = c.bound;
+          const counts = countOf[c.term] as number;
           let at = seek(docs, c.at, low);
           c.windowStart = at;
           for (; at < docs.length; at++) {
@@ -323,12 +337,12 @@ export function bm25TopKPruned(
             if (docStamp[offset] !== stamp) {
               docStamp[offset] = stamp;
               docBound[offset] = listBound;
-              matched[offset] = 1;
+              matched[offset] = counts;
               touched[touchedCount++] = offset;
               chain[l * window + offset] = -1;
             } else {
               docBound[offset] = (docBound[offset] as number) + listBound;
-              matched[offset] = (matched[offset] as number) + 1;
+              matched[offset] = (matched[offset] as number) + counts;
               chain[l * window + offset] = head[offset] as number;
             }
             head[offset] = l;
@@ -360,7 +374,7 @@ export function bm25TopKPruned(
     }
 
     // Candidates in ascending short id, so non-essential cursors only move forward. A document's bound counts the
-    // lists it matched (at least its terms), each at its list's bound.
+    // lists it matched (at least its terms), each at its list's bound; its count, the counted lists (at least the counted terms).
     // (Sorted when few, else found by a sweep of the window, which costs less than sorting many.)
     const sweep = touchedCount * 16 > high - low;
     if (!sweep) touched.subarray(0, touchedCount).sort();
@@ -371,7 +385,7 @@ export function bm25TopKPruned(
       const doc = low + offset;
       let upper = docBound[offset] as number;
       let count = matched[offset] as number;
-      if ((upper + (prefix[probed] as number)) * (coordinate ? count + probed : 1) * INFLATE < theta) continue;
+      if ((upper + (prefix[probed] as number)) * factor(count + (countedPrefix[probed] as number)) * INFLATE < theta) continue;
       for (let j = probed - 1; j >= 0; j--) {
         const t = byBound[j] as number;
         pruningCounters.probes++;
@@ -382,13 +396,13 @@ export function bm25TopKPruned(
           chain[l * window + offset] = head[offset] as number;
           head[offset] = l;
           upper += c.bound;
-          count++;
+          count += countOf[c.term] as number;
         }
-        if ((upper + (prefix[j] as number)) * (coordinate ? count + j : 1) * INFLATE < theta) continue candidates;
+        if ((upper + (prefix[j] as number)) * factor(count + (countedPrefix[j] as number)) * INFLATE < theta) continue candidates;
       }
       pruningCounters.documentsScored++;
       // Every matched list is known: the exact score, summed as the exhaustive scorer sums it (fields within a
-      // term, then terms in query order), times the number of terms matched.
+      // term, then weight × that in query order), times the counted terms matched.
       let foundCount = 0;
       for (let l = head[offset] as number; l >= 0; l = chain[l * window + offset] as number) {
         // Insertion into list order (a document is in few of the query's lists).
@@ -412,15 +426,15 @@ export function bm25TopKPruned(
         const w = weigh(c, at, doc);
         if (c.term === term) termScore += w;
         else {
-          if (term >= 0) sum += termScore;
+          if (term >= 0) sum += (weightOf[term] as number) * termScore;
           else first = c.term * fieldCount + c.fieldOrder;
           term = c.term;
           termScore = w;
-          terms++;
+          terms += countOf[c.term] as number;
         }
       }
-      sum += termScore;
-      const score = coordinate ? sum * terms : sum;
+      sum += (weightOf[term] as number) * termScore;
+      const score = coordinate ? sum * Math.max(1, terms) : sum;
       const key = first * TWO_32 + doc;
       if (!best.admits(score, key)) continue;
       if (eligible && !eligible(documentIds.get(doc) as string)) continue;

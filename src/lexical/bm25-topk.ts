@@ -23,11 +23,29 @@ export interface Bm25Params {
   matchedTerms?: boolean;
 }
 
+/**
+ * A query term with a weight multiplying its score (as a field boost does), and whether it counts toward the
+ * matched-terms factor: pseudo-relevance feedback adds terms that must rank without making every memory that holds
+ * one of them a "two-term match" (the factor is then max(1, counted terms matched)). A plain string is weight 1, counted.
+ */
+export interface WeightedTerm {
+  term: string;
+  weight: number;
+  counts: boolean;
+}
+
+export type QueryTerm = string | WeightedTerm;
+
+export const termText = (t: QueryTerm): string => (typeof t === 'string' ? t : t.term);
+export const termWeight = (t: QueryTerm): number => (typeof t === 'string' ? 1 : t.weight);
+export const termCounts = (t: QueryTerm): boolean => typeof t === 'string' || t.counts;
+
 /** Reused between searches: per short document id, its score, this term's score and its matched-term count. */
 class Scratch {
   scores = new Float64Array(0);
   termScores = new Float64Array(0);
   quality = new Uint16Array(0);
+  counted = new Uint16Array(0);
   inTerm = new Uint8Array(0);
 
   ensure(size: number): void {
@@ -36,6 +54,7 @@ class Scratch {
     this.scores = grown(this.scores, capacity);
     this.termScores = grown(this.termScores, capacity);
     this.quality = grown(this.quality, capacity);
+    this.counted = grown(this.counted, capacity);
     this.inTerm = grown(this.inTerm, capacity);
   }
 }
@@ -72,13 +91,13 @@ export const fieldLengths: (index: MiniSearchIndex) => FieldLengths = memoizeByO
 
 /**
  * The best `limit` documents for the OR of `terms` (already processed, distinct), as MiniSearch would rank them:
- * score = Σ over terms (Σ over fields of boost × BM25+), times the number of query terms matched (unless
- * `bm25.matchedTerms` is false).
+ * score = Σ over terms (weight × Σ over fields of boost × BM25+), times max(1, the number of counted query terms
+ * matched) (unless `bm25.matchedTerms` is false). With plain string terms that is MiniSearch's own score.
  * It reads every posting of every term: the reference that `bm25TopKPruned` (bm25-pruned.ts) must equal.
  */
 export function bm25TopK(
   index: MiniSearchIndex,
-  terms: readonly string[],
+  terms: readonly QueryTerm[],
   fieldBoosts: Record<string, number>,
   bm25: Bm25Params,
   limit: number,
@@ -95,7 +114,8 @@ export function bm25TopK(
   const touched: number[] = [];
   const inThisTerm: number[] = [];
   const lengths = fieldLengths(index);
-  for (const term of terms) {
+  for (const queryTerm of terms) {
+    const term = termText(queryTerm);
     const data = index.termPostings(term);
     if (!data) continue;
     inThisTerm.length = 0;
@@ -135,24 +155,29 @@ export function bm25TopK(
         }
       });
     }
-    // Fold this term's score in, in the order MiniSearch adds per-term results.
+    // Fold this term's score in, in the order MiniSearch adds per-term results (× 1 is exact: plain terms unchanged).
+    const weight = termWeight(queryTerm);
+    const counts = termCounts(queryTerm) ? 1 : 0;
     for (const docId of inThisTerm) {
       scratch.inTerm[docId] = 0;
+      const termScore = weight * (scratch.termScores[docId] as number);
       if (scratch.quality[docId] === 0) {
         touched.push(docId);
-        scratch.scores[docId] = scratch.termScores[docId] as number;
+        scratch.scores[docId] = termScore;
       } else {
-        scratch.scores[docId] = (scratch.scores[docId] as number) + (scratch.termScores[docId] as number);
+        scratch.scores[docId] = (scratch.scores[docId] as number) + termScore;
       }
       scratch.quality[docId] = (scratch.quality[docId] as number) + 1;
+      scratch.counted[docId] = (scratch.counted[docId] as number) + counts;
     }
   }
   // Ties keep first-seen order, like MiniSearch's stable sort of its result map: TopK prefers the lower index.
   const top = new TopK(limit);
   for (let order = 0; order < touched.length; order++) {
     const docId = touched[order] as number;
-    const score = (scratch.scores[docId] as number) * (coordinate ? (scratch.quality[docId] as number) : 1);
+    const score = (scratch.scores[docId] as number) * (coordinate ? Math.max(1, scratch.counted[docId] as number) : 1);
     scratch.quality[docId] = 0;
+    scratch.counted[docId] = 0;
     if (score > top.threshold && (!eligible || eligible(documentIds.get(docId) as string))) top.push(order, score);
   }
   return top.drain().map(({ index: order, score }) => ({ id: documentIds.get(touched[order] as number) as string, score }));

@@ -10,7 +10,7 @@ import MiniSearch from 'minisearch';
 import { memoizeByText } from '../util/memo.js';
 import { EngramError, ErrorCode } from '../errors.js';
 import { bm25TopKPruned } from './bm25-pruned.js';
-import { bm25Bound, type Bm25Params } from './bm25-topk.js';
+import { bm25Bound, type Bm25Params, type WeightedTerm } from './bm25-topk.js';
 import { miniSearchIndex, type MiniSearchIndex } from './minisearch-adapter.js';
 import type { DecodedSnapshot, LexicalState } from './snapshot.js';
 import type { MemoryRecord } from '../types.js';
@@ -234,6 +234,17 @@ export class LexicalIndex {
   /** idf of each processed term that a live memory holds (the largest over the fields); empty with prefix or fuzzy matching. */
   termIdf(terms: readonly string[]): Map<string, number> {
     return this.boundOf(terms)?.idf ?? new Map();
+  }
+
+  /**
+   * Best `limit` ids for processed terms each with a weight and whether it counts toward the matched-terms factor
+   * (`WeightedTerm`), or null when the index is searched through MiniSearch's `search()` (prefix or fuzzy matching).
+   */
+  searchWeighted(terms: readonly WeightedTerm[], limit: number, eligible?: (id: string) => boolean): { id: string; score: number }[] | null {
+    const index = this.exactIndex();
+    if (!index) return null;
+    if (terms.length === 0 || limit <= 0) return [];
+    return bm25TopKPruned(index, terms, this.fieldBoosts(), this.options.bm25, limit, eligible);
   }
 
   /** Best `limit` ids by BM25, best first; records failing `eligible` never take a place. */

@@ -47,6 +47,8 @@ export interface FusedCandidate {
   neighbour?: { from: string; bonus: number };
   /** With several query lists (`fuseLists`): the rank in each list, and with `'rrf'` the weighted reciprocal-rank sum. */
   lists?: { ranks: (number | null)[]; rrf?: number };
+  /** The stage `feedback` changed its lexical rank: the rank before (1-based; null, the first pass did not return it). */
+  feedback?: { before: number | null };
   /** Brought in by the `associate` stage rather than a leg (see Hit.explain.associative). */
   associative?: { via: string; bridge?: string; weight: number; viaFused: number; similarity: number };
 }

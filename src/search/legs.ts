@@ -23,6 +23,8 @@ export class QueryLegs {
   private readonly vectorLists: LegResult['items'][] = [];
   private readonly vectorOf: (Float32Array | undefined)[] = [];
   private readonly fusedLists: (FusedCandidate[] | undefined)[] = [];
+  /** First query of the batch whose vector stage is to run. */
+  private pending = 0;
 
   constructor(
     private readonly state: LegSources,
@@ -33,10 +35,17 @@ export class QueryLegs {
   ) {}
 
   async run(trace: Tracer, batch: readonly TraceQuery[]): Promise<void> {
+    this.runLexical(trace, batch);
+    await this.runVector(trace, batch.length);
+  }
+
+  /** The lexical stage of a new batch of queries; `runVector` of the same batch must follow. */
+  runLexical(trace: Tracer, batch: readonly TraceQuery[]): void {
     if (batch.length === 0) return;
-    const { lexical, vectors } = this.state;
+    const { lexical } = this.state;
     const first = this.queries.length;
     this.queries.push(...batch);
+    this.pending = first;
     const searched = batch.filter((q) => q.source !== 'hyde').length;
     if (this.mode !== 'vector') {
       trace.stage(
@@ -47,6 +56,14 @@ export class QueryLegs {
         () => (this.queries.length > 1 ? `${searched} ${searched === 1 ? 'query' : 'queries'}` : undefined),
       ).forEach((list, i) => (this.lexicalLists[first + i] = list));
     }
+  }
+
+  /** The vector stage of the batch `runLexical` took last (after any change to its lexical lists, whose floats it reads too). */
+  async runVector(trace: Tracer, count: number): Promise<void> {
+    if (count === 0) return;
+    const { vectors } = this.state;
+    const first = this.pending;
+    const batch = this.queries.slice(first, first + count);
     if (this.mode !== 'lexical' && vectors) {
       const embedded = await trace.stageAsync(
         'vector',
@@ -69,6 +86,17 @@ export class QueryLegs {
         this.vectorLists[first + i] = items;
       });
     }
+  }
+
+  /** Query i's lexical list (empty when the leg did not run). */
+  lexicalList(i: number): LegResult['items'] {
+    return this.lexicalLists[i] ?? [];
+  }
+
+  /** Replaces query i's lexical list (stage `feedback`), before its legs are fused. */
+  replaceLexical(i: number, items: LegResult['items']): void {
+    this.lexicalLists[i] = items;
+    this.fusedLists[i] = undefined;
   }
 
   /** The caller's query as the vector leg embedded it, or undefined when that leg did not run. */

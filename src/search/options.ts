@@ -2,6 +2,7 @@ import type { MemoryRecord } from '../types.js';
 import { invalidInput } from '../errors.js';
 import type { FusionMethod } from './fuse.js';
 import type { StabilityDecay } from './retention.js';
+import { MAX_FEEDBACK_DOCS, MAX_FEEDBACK_TERMS, type FeedbackOptions } from './feedback.js';
 import { NEIGHBOURS_BY_TIME, NEIGHBOURS_TIME_GAP_MS, type NeighbourOptions } from './neighbours.js';
 
 /** Hard constraints. A memory that fails one is never a candidate. */
@@ -90,6 +91,13 @@ export interface SearchOptions {
    * store and the model (search/synthesize-offline.ts); `false`: off. Default false.
    */
   synthesis: false | 'offline' | 'llm';
+  /**
+   * Stage `feedback` (search/feedback.ts): pseudo-relevance feedback on the lexical leg. The best `docs` lexical
+   * hits vote for their terms; the best `terms` join the query's own words, which keep the share `originalWeight`
+   * of the weighted query, and the lexical leg searches again. Only the query's words count toward the
+   * matched-terms factor. `false`: off. Default false; a partial object fills in `{ docs: 10, terms: 20, originalWeight: 0.5 }`.
+   */
+  feedback: FeedbackOptions | false;
   /** Weight of the caller's query list against 1 for each synthesized or HyDE list. Default 2 (CEMS). */
   originalQueryWeight: number;
   /**
@@ -209,6 +217,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   mode: 'auto',
   understand: 'rules',
   synthesis: false,
+  feedback: false,
   originalQueryWeight: 2,
   listFusion: 'scores',
   hyde: false,
@@ -249,8 +258,12 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
 /** What `associations: {}` turns on. */
 export const DEFAULT_ASSOCIATIONS: Readonly<Required<Omit<AssociationOptions, 'limit'>>> = Object.freeze({ floor: 0.3, bridges: true, bridgeMinCosine: 0.3 });
 
+/** What `feedback: {}` turns on. */
+export const DEFAULT_FEEDBACK: Readonly<FeedbackOptions> = Object.freeze({ docs: 10, terms: 20, originalWeight: 0.5 });
+
 /** What a partial object option merges over when the option is off by default. */
 const WHEN_TURNED_ON: Partial<Record<keyof SearchOptions, object>> = {
+  feedback: DEFAULT_FEEDBACK,
   rerank: Object.freeze({ by: 'rules', inputLimit: 40 }),
   associations: DEFAULT_ASSOCIATIONS,
 };
@@ -323,6 +336,13 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   }
   if (o.understand !== 'rules' && o.understand !== 'llm') fail('understand', "'rules' or 'llm'", o.understand);
   if (o.synthesis !== false && o.synthesis !== 'offline' && o.synthesis !== 'llm') fail('synthesis', "false, 'offline' or 'llm'", o.synthesis);
+  if (o.feedback !== false) {
+    if (typeof o.feedback !== 'object' || o.feedback === null) fail('feedback', 'false or { docs, terms, originalWeight }', o.feedback);
+    atMost('feedback.docs', o.feedback.docs, MAX_FEEDBACK_DOCS);
+    atMost('feedback.terms', o.feedback.terms, MAX_FEEDBACK_TERMS);
+    const w = o.feedback.originalWeight;
+    if (!(typeof w === 'number' && w > 0 && w <= 1)) fail('feedback.originalWeight', 'a number above 0 and at most 1', w);
+  }
   nonNegative('originalQueryWeight', o.originalQueryWeight);
   if (o.listFusion !== 'scores' && o.listFusion !== 'rrf') fail('listFusion', "'scores' or 'rrf'", o.listFusion);
   if (typeof o.hyde !== 'boolean') fail('hyde', 'true or false', o.hyde);

@@ -1,7 +1,7 @@
 /**
  * One search, top to bottom:
- *   route → understand → synthesize → hyde → lexical → vector → fuse → neighbours → filter → adjust → associate
- *   → rerank → diversify → assemble, then after the answer reinforce (or touch),
+ *   route → understand → synthesize → hyde → lexical → feedback → vector → fuse → neighbours → filter → adjust
+ *   → associate → rerank → diversify → assemble, then after the answer reinforce (or touch),
  * where offline synthesis (pseudo-relevance feedback) reads the first pass's hits, so it runs after the legs and
  * its queries run through them again before `fuse`.
  * Each stage is its own module; this file only wires them and records the trace. The language-model stages
@@ -15,6 +15,7 @@ import { assemble, estimateTokens } from './assemble.js';
 import { CONTEXT_MMR_LAMBDA } from './diverse-sessions.js';
 import { diverseContextOrder, diversify } from './diversify.js';
 import { toHit } from './explain.js';
+import { markFeedback, runFeedback } from './feedback.js';
 import { compileEligibility, filterCandidates } from './filter.js';
 import { fuseLists, type FusedCandidate, type QueryList } from './fuse.js';
 import { writeHypothetical } from './hyde.js';
@@ -92,7 +93,27 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   }
 
   const legs = new QueryLegs(state, routed.mode, options, pool, eligibleId);
-  await legs.run(trace, queries);
+  legs.runLexical(trace, queries);
+  // Pseudo-relevance feedback on the caller's lexical list, before the vector leg reads that list's floats.
+  const feedbackOptions = options.feedback;
+  let firstPass: { id: string; score: number }[] | null = null;
+  if (feedbackOptions && routed.mode !== 'vector') {
+    const first = legs.lexicalList(0);
+    const reading = records.preload(first.slice(0, feedbackOptions.docs).map((item) => item.id));
+    if (reading) await reading;
+    const result = trace.stage(
+      'feedback',
+      Math.min(first.length, feedbackOptions.docs),
+      () => runFeedback(query, first, (id) => records.get(id), lexical, feedbackOptions, pool, eligibleId),
+      (r) => r.items?.length ?? first.length,
+      (r) => r.note,
+    );
+    if (result.items) {
+      firstPass = first;
+      legs.replaceLexical(0, result.items);
+    }
+  }
+  await legs.runVector(trace, queries.length);
 
   if (options.synthesis === 'offline') {
     const firstPass = records.preload(legs.fused(0).map((c) => c.id));
@@ -132,9 +153,10 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   );
 
   const neighbourOptions = options.neighbours;
-  const fused = neighbourOptions
+  const supported = neighbourOptions
     ? trace.stage('neighbours', fusedLegs.length, () => supportNeighbours(fusedLegs, state.threads, neighbourOptions), (f) => f.length)
     : fusedLegs;
+  const fused = firstPass ? markFeedback(supported, firstPass) : supported;
 
   // The candidates' records, from the store when not in memory (traced as 'records' then); read synchronously from here on.
   const reading = records.preload(fused.map((c) => c.id));

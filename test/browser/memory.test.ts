@@ -382,6 +382,31 @@ describe('errors', () => {
     await page.close();
   });
 
+
+  test("createMemory's lexical.matchedTermsFactor reaches the worker's engine; another lexical key refuses the Memory", async () => {
+    const page = await openLab(context);
+    const outcome = await page.evaluate(async () => {
+      const { createMemory } = window.engram;
+      // The same memory's raw BM25 for a two-term query it matches in full: twice as much with the factor.
+      const bm25With = async (lexical: { matchedTermsFactor?: boolean }) => {
+        const memory = await createMemory({ name: 'lexical', storage: 'memory', embedder: null, lexical });
+        await memory.add([{ text: 'red apple pie' }, { text: 'green pear' }, { text: 'blue plum' }]);
+        const { hits } = await memory.search('red apple', { mode: 'lexical', touch: false });
+        await memory.close();
+        return hits[0]!.explain.bm25!;
+      };
+      const on = await bm25With({});
+      const off = await bm25With({ matchedTermsFactor: false });
+      const bad = await createMemory({ name: 'bad-lexical', storage: 'memory', embedder: null, lexical: { stem: null } as never }).then(
+        () => 'ok',
+        (e: { code?: string }) => e.code ?? 'uncoded',
+      );
+      return { ratio: on / off, bad };
+    });
+    expect(outcome.ratio).toBeCloseTo(2, 9);
+    expect(outcome.bad).toBe('INVALID_INPUT');
+    await page.close();
+  });
   test('meta nested 1,500 deep is refused at once with INVALID_INPUT (Chromium drops such a message silently)', async () => {
     const page = await openLab(context);
     const outcome = await page.evaluate(async () => {

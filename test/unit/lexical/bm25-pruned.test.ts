@@ -38,6 +38,8 @@ const scenarioArb = fc.record({
       scanRatio: fc.constantFrom(undefined, 0, 1e9),
       boost: fc.record({ text: fc.constantFrom(1, 2, 0.5), tags: fc.constantFrom(1, 3) }),
       matchedTerms: fc.boolean(),
+      // Weighted terms (pseudo-relevance feedback): per term a weight and whether it counts toward the factor.
+      weighted: fc.option(fc.array(fc.record({ weight: fc.oneof(fc.constant(1), fc.double({ min: 1e-3, max: 8, noNaN: true })), counts: fc.boolean() }), { minLength: 64, maxLength: 64 })),
     }),
     { minLength: 1, maxLength: 4 },
   ),
@@ -71,17 +73,35 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
         const index = adapterOf(lexical);
         for (const q of scenario.queries) {
           const bm25 = { k: 1.2, b: 0.7, d: 0.5, matchedTerms: q.matchedTerms };
+          const terms = q.weighted ? q.terms.map((term, i) => ({ term, ...q.weighted![i]! })) : q.terms;
           const eligible = q.filter ? (id: string) => Number(id.slice(1, id.indexOf('c'))) % q.filter !== 0 : undefined;
           // Pruned first, while the postings may still hold discarded memories; then the reference; then pruned again (cached lists).
-          const pruned = bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 });
-          const reference = bm25TopK(index, q.terms, q.boost, bm25, q.limit, eligible);
+          const pruned = bm25TopKPruned(index, terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 });
+          const reference = bm25TopK(index, terms, q.boost, bm25, q.limit, eligible);
           expect(pruned).toStrictEqual(reference);
           for (let i = 0; i < pruned.length; i++) expect(Object.is(pruned[i]!.score, reference[i]!.score)).toBe(true);
-          expect(bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 })).toStrictEqual(reference);
+          expect(bm25TopKPruned(index, terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 })).toStrictEqual(reference);
         }
       }),
       { numRuns: runs(300) },
     );
+  });
+
+  it('weighted terms: weight 1 and counted is a plain term; a weight multiplies the term; only counted terms make the factor', () => {
+    const index = new LexicalIndex({ stopWords: false, stem: false });
+    index.addAll([rec('both', 'red fox runs', []), rec('one', 'red car', []), rec('other', 'blue fox', [])]);
+    const params = { k: 1.2, b: 0.7, d: 0.5 };
+    const boosts = { text: 1, tags: 1 };
+    const plain = bm25TopK(adapterOf(index), ['red', 'fox'], boosts, params, 10);
+    expect(bm25TopK(adapterOf(index), [{ term: 'red', weight: 1, counts: true }, 'fox'], boosts, params, 10)).toStrictEqual(plain);
+    const single = (term: string) => new Map(bm25TopK(adapterOf(index), [term], boosts, params, 10).map((h) => [h.id, h.score]));
+    const red = single('red');
+    const fox = single('fox');
+    // fox weighted 0.5 and not counted: 'both' matched one counted term, so no factor.
+    const weighted = new Map(bm25TopK(adapterOf(index), ['red', { term: 'fox', weight: 0.5, counts: false }], boosts, params, 10).map((h) => [h.id, h.score]));
+    expect(weighted.get('both')).toBeCloseTo(red.get('both')! + 0.5 * fox.get('both')!, 12);
+    expect(weighted.get('other')).toBeCloseTo(0.5 * fox.get('other')!, 12);
+    expect(weighted.get('one')).toBe(red.get('one'));
   });
 
   it('without the matched-terms factor, scores are the factor-on scores divided by the terms each memory matched', () => {

@@ -77,6 +77,7 @@ const accepted: fc.Arbitrary<Partial<SearchOptions>> = fc.record(
     ),
     assembly: fc.constantFrom('greedy', 'diverse', 'auto'),
     synthesis: fc.constantFrom(false as const, 'offline' as const),
+    feedback: fc.oneof(fc.constant(false as const), fc.record({ docs: extremeInt(1, 100), terms: extremeInt(1, 200), originalWeight: fc.constantFrom(1e-9, 0.5, 1) })),
     originalQueryWeight: extreme(0, 1e9),
     listFusion: fc.constantFrom('scores', 'rrf'),
     rerank: fc.oneof(
@@ -113,6 +114,8 @@ describe('accepted search options stay within a budget', () => {
       { neighbours: { window: 2, weight: 0.5, lenders: MAX_CANDIDATE_POOL + 1 } },
       { k: MAX_K + 1 },
       { candidatePool: MAX_CANDIDATE_POOL + 1 },
+      { feedback: { docs: 101, terms: 20, originalWeight: 0.5 } },
+      { feedback: { docs: 10, terms: 201, originalWeight: 0.5 } },
     ];
     for (const options of refused) expect(() => validateSearchOptions(resolveSearchOptions(options))).toThrow(/search option/);
     return expect(engine.search('garden', { filter: { tags: Array.from({ length: MAX_FILTER_VALUES + 1 }, (_, i) => `t${i}`) } })).rejects.toMatchObject({ code: 'INVALID_INPUT' });

@@ -10,7 +10,7 @@ describe('search options', () => {
       decayFrom: 'created', decayAlpha: 0.1, projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1,
       diversity: { lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 }, tokenBudget: 2000, touch: true,
       understand: 'rules', synthesis: false, originalQueryWeight: 2, hyde: false, rerank: false, llmTimeoutMs: 20_000,
-      assembly: 'greedy', qualityWeight: 0.1,
+      assembly: 'greedy', qualityWeight: 0.1, feedback: false,
     });
   });
 
@@ -48,10 +48,20 @@ describe('search options', () => {
       [{ assembly: 'random' as never }, /assembly/],
       [{ qualityWeight: Number.NaN }, /qualityWeight/],
       [{ diversity: { tagWeight: 2 } as never }, /diversity.tagWeight/],
+      [{ feedback: true as never }, /feedback/],
+      [{ feedback: { docs: 0 } as never }, /feedback.docs/],
+      [{ feedback: { docs: 101 } as never }, /feedback.docs/],
+      [{ feedback: { terms: 2.5 } as never }, /feedback.terms/],
+      [{ feedback: { terms: 201 } as never }, /feedback.terms/],
+      [{ feedback: { originalWeight: 0 } as never }, /feedback.originalWeight/],
+      [{ feedback: { originalWeight: 1.5 } as never }, /feedback.originalWeight/],
+      [{ feedback: { originalWeight: Number.NaN } as never }, /feedback.originalWeight/],
     ];
     for (const [options, message] of bad) expect(() => validateSearchOptions(resolveSearchOptions(options))).toThrow(message);
     expect(resolveSearchOptions({ rerank: { by: 'llm' } as never }).rerank).toEqual({ by: 'llm', inputLimit: 40 });
     expect(resolveSearchOptions({ rerank: { inputLimit: 10 } as never }, { rerank: false }).rerank).toBe(false);
+    expect(resolveSearchOptions({ feedback: {} as never }).feedback).toEqual({ docs: 10, terms: 20, originalWeight: 0.5 });
+    expect(resolveSearchOptions({ feedback: { terms: 5 } as never }).feedback).toEqual({ docs: 10, terms: 5, originalWeight: 0.5 });
   });
 
   it('never mutates the frozen defaults', () => {

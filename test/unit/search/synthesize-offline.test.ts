@@ -2,14 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/index.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import { contentWords, feedbackQueries, feedbackTerms, type FeedbackSource } from '../../../src/search/synthesize-offline.js';
+import { VIOLIN_NOTES } from '../helpers/feedback-fixture.js';
 
-const texts = [
-  'I practise the violin every evening after work',
-  'My violin teacher moved to Porto last spring',
-  'The orchestra rehearses on Thursdays in the old church',
-  'Bought new strings and rosin for the violin',
-  'Dinner with Ana at the harbour on Friday',
-];
+const texts = VIOLIN_NOTES;
 const index = new LexicalIndex();
 index.addAll(texts.map((text, i) => ({ id: `m${i}`, text, tags: [], priority: 1, pinned: false, createdAt: 0, accessCount: 0 })));
 const source: FeedbackSource = { term: (w) => index.termOfWord(w), idf: (terms) => index.termIdf(terms) };
