@@ -21,9 +21,10 @@ export const KEY_RECORD = 'sync-key.json';
 export type SyncSecret = { passphrase: string; iterations?: number } | { key: Uint8Array };
 
 /**
- * Version 1: the bucket's first key, objects straight under the prefix. Version 2 (written by a key rotation) adds
- * `epoch`, a random id: that key's objects live under `<prefix>e/<epoch>/`, so a rotation leaves every older
- * object out of what the remaining devices list, and each name (bound into the associated data) names its epoch.
+ * Version 1 (earlier builds' first key): objects straight under the prefix. Version 2 (every record made now) adds
+ * `epoch`, a random id: that key's objects live under `<prefix>e/<epoch>/`, so a rotation leaves every older object
+ * out of what the remaining devices list, each name (bound into the associated data) names its epoch, and a record
+ * overwritten by another device setting up the same bucket at once leaves that device's objects where nobody reads.
  */
 interface KeyRecord {
   version: 1 | 2;
@@ -53,11 +54,13 @@ export function epochBase(prefix: string, epoch: string): string {
  */
 export async function syncKey(transport: SyncTransport, prefix: string, secret: SyncSecret, known?: SyncKey | null): Promise<SyncKey> {
   const name = prefix + KEY_RECORD;
-  const stored = await transport.get(name);
+  let stored = await transport.get(name);
   if (stored === null) {
-    const made = await newKeyRecord(secret, 1);
+    const made = await newKeyRecord(secret);
     await transport.put(name, new TextEncoder().encode(made.record));
-    return made;
+    // Another device setting up the bucket at once may have written its own record: the one stored is the bucket's.
+    stored = await transport.get(name);
+    if (stored === null || new TextDecoder().decode(stored) === made.record) return made;
   }
   const text = new TextDecoder().decode(stored);
   if (known && known.record === text) return known;
@@ -67,13 +70,13 @@ export async function syncKey(transport: SyncTransport, prefix: string, secret: 
   return { aes: keys.aes, epoch: record.epoch ?? '', record: text };
 }
 
-/** A fresh key record for `secret` (new salt, new check; version 2 with a new epoch for a rotation), not written yet. */
-export async function newKeyRecord(secret: SyncSecret, version: 1 | 2): Promise<SyncKey> {
+/** A fresh key record for `secret` (new salt, new check, new epoch), not written yet. */
+export async function newKeyRecord(secret: SyncSecret): Promise<SyncKey> {
   if ('passphrase' in secret) checkNewPassphrase(secret.passphrase, 'a sync passphrase');
   const passphrase = 'passphrase' in secret;
   const record: KeyRecord = {
-    version,
-    ...(version === 2 ? { epoch: [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('') } : {}),
+    version: 2,
+    epoch: [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join(''),
     kdf: passphrase ? 'PBKDF2-SHA-256' : 'HKDF-SHA-256',
     salt: toBase64(crypto.getRandomValues(new Uint8Array(16))),
     ...(passphrase ? { iterations: secret.iterations ?? PBKDF2_ITERATIONS } : {}),

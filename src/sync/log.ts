@@ -47,6 +47,12 @@ export interface SyncState {
   ownSnapshots?: SnapshotHead[];
   /** The key epoch the cursors, sequence numbers and snapshots are about ('' or absent: the bucket's first key). */
   epoch?: string;
+  /**
+   * The epoch this device left after putting objects into it, until what it holds that the new epoch lacks is
+   * queued again (sync.ts requeue): those objects may have been deleted, or never read, before reaching anyone.
+   * `seen`: per device, the last object its state held there (this device's own: the last it uploaded).
+   */
+  resendFrom?: { epoch: string; seen?: Record<string, number> };
 }
 
 /** What a snapshot covers: per device, the last log object merged into it; `at` is its writer's wall clock. */
@@ -54,6 +60,8 @@ export interface SnapshotHead {
   seq: number;
   at: number;
   covers: Record<string, number>;
+  /** A rotation's snapshot: the epoch it left and, per device, the last object of it the state held. */
+  left?: { epoch: string; covers: Record<string, number> };
 }
 
 /** One write's removals (id → clock) and unlinked link keys, kept for the next snapshot. */

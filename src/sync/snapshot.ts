@@ -9,9 +9,11 @@ import { EngramError, ErrorCode } from '../errors.js';
 import { linkKey } from '../store/graph-rows.js';
 import type { Store } from '../store/store.js';
 import type { LinkKind } from '../types.js';
-import { SYNCED_FIELDS, valueHash, type FieldClocks } from './fields.js';
+import { MAX_FIELDS, SYNCED_FIELDS, valueHash, type FieldClocks } from './fields.js';
 import { parseHlc } from './hlc.js';
 import { META, readJson, type Entry, type GravePart, type SnapshotHead } from './log.js';
+
+const MAX_SET: ReadonlySet<string> = new Set(MAX_FIELDS);
 
 export const SNAPSHOT_NAME = /^snap\/([0-9a-z]+)\/(\d{12})\/(head|data)$/;
 
@@ -37,9 +39,10 @@ export interface SnapshotData extends SnapshotState {
 
 /**
  * The store's merged state, or null when a write changed a memory while it was read (a value no longer matching
- * its clock would make devices disagree): the next round tries again.
+ * its clock would make devices disagree): the next round tries again. `partial`: such a field is left out instead
+ * (the write that changed it is queued with its own clock).
  */
-export async function readSnapshotState(store: Store, graves: number): Promise<SnapshotState | null> {
+export async function readSnapshotState(store: Store, graves: number, partial = false): Promise<SnapshotState | null> {
   const offKeys = new Map<string, string | null>();
   const tombstones = new Map<string, string>();
   for (let n = 1; n <= graves; n++) {
@@ -64,11 +67,17 @@ export async function readSnapshotState(store: Store, graves: number): Promise<S
   for (const record of await store.loadRecords()) {
     if (tombstones.has(record.id)) continue;
     const clocks = readJson<FieldClocks>(await store.readMeta(META.fields + record.id));
-    if (clocks === null) return null;
+    if (clocks === null) {
+      if (partial) continue;
+      return null;
+    }
     const groups = new Map<string, Record<string, unknown>>();
     for (const field of SYNCED_FIELDS) {
       const clock = clocks[field];
-      if (clock === undefined || clock[1] !== valueHash(record[field])) return null;
+      if (clock === undefined || clock[1] !== valueHash(record[field])) {
+        if (partial) continue;
+        return null;
+      }
       const group = groups.get(clock[0]) ?? {};
       group[field] = record[field] ?? null;
       groups.set(clock[0], group);
@@ -90,8 +99,10 @@ function isCovers(value: unknown): value is Record<string, number> {
 /** An opened head object, checked. */
 export function checkHead(payload: unknown, name: string, seq: number): SnapshotHead {
   const head = payload as Partial<SnapshotHead & { v: number }> | null;
+  const left = head?.left;
   if (head?.v !== 1 || head.seq !== seq || !Number.isFinite(head.at) || !isCovers(head.covers)) throw tampered(name, 'its head is malformed');
-  return { seq, at: head.at!, covers: head.covers };
+  if (left !== undefined && (typeof left !== 'object' || left === null || typeof left.epoch !== 'string' || !isCovers(left.covers))) throw tampered(name, 'its head is malformed');
+  return { seq, at: head.at!, covers: head.covers, ...(left ? { left: { epoch: left.epoch, covers: left.covers } } : {}) };
 }
 
 const isHlc = (h: unknown): h is string => typeof h === 'string' && parseHlc(h) !== null;
@@ -106,10 +117,58 @@ export function snapshotEntries(payload: unknown, name: string, head: SnapshotHe
     Array.isArray(data.links) && data.links.every((l) => Array.isArray(l) && typeof l[0] === 'string' && typeof l[1] === 'string' && typeof l[2] === 'string' && isHlc(l[3]) && typeof l[4] === 'boolean') &&
     Array.isArray(data.associations) && data.associations.every((e) => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string' && e[0] < e[1] && typeof e[2] === 'number' && e[2] > 0 && e[2] <= 1 && Number.isFinite(e[3]));
   if (!valid) throw tampered(name, 'its content is malformed or does not match its head');
+  return { entries: stateEntries(data as SnapshotData, data.h!), creatable: new Set(data.records!.map((r) => r[0])) };
+}
+
+/** A state as the entries it stands for; associations carry `h` (they merge by weight, not clock). */
+export function stateEntries(state: SnapshotState, h: string): Entry[] {
   const entries: Entry[] = [];
-  for (const [id, groups] of data.records!) for (const [h, f] of groups) entries.push({ k: 'put', id, h, f });
-  for (const [id, h] of data.tombstones!) entries.push({ k: 'del', id, h });
-  for (const [from, to, kind, h, on, c] of data.links!) entries.push({ k: 'link', from, to, kind, h, on, ...(on && c !== null ? { c } : {}) });
-  for (const [a, b, w, t] of data.associations!) entries.push({ k: 'assoc', a, b, w, t, h: data.h! });
-  return { entries, creatable: new Set(data.records!.map((r) => r[0])) };
+  for (const [id, groups] of state.records) for (const [at, f] of groups) entries.push({ k: 'put', id, h: at, f });
+  for (const [id, at] of state.tombstones) entries.push({ k: 'del', id, h: at });
+  for (const [from, to, kind, at, on, c] of state.links) entries.push({ k: 'link', from, to, kind, h: at, on, ...(on && c !== null ? { c } : {}) });
+  for (const [a, b, w, t] of state.associations) entries.push({ k: 'assoc', a, b, w, t, h });
+  return entries;
+}
+
+/**
+ * The entries of `local` that `base` lacks or holds older: fields with a later clock (a learned field also with
+ * another value: it merges by maximum), removals and (un)links it does not have or has older, association edges it
+ * does not hold as they are. Each keeps its original clock, so merging it never rolls a newer value back.
+ */
+export function missingEntries(local: Entry[], base: Entry[]): Entry[] {
+  const fields = new Map<string, Record<string, [string, string]>>();
+  const removed = new Set<string>();
+  const links = new Map<string, string>();
+  const edges = new Set<string>();
+  for (const e of base) {
+    if (e.k === 'put') {
+      const known = fields.get(e.id) ?? {};
+      for (const [field, value] of Object.entries(e.f)) if (!(known[field] && known[field][0] >= e.h)) known[field] = [e.h, valueHash(value)];
+      fields.set(e.id, known);
+    } else if (e.k === 'del') removed.add(e.id);
+    else if (e.k === 'link') {
+      const key = linkKey(e);
+      if (!((links.get(key) ?? '') >= e.h)) links.set(key, e.h);
+    }
+    else edges.add(JSON.stringify([e.a, e.b, e.w, e.t]));
+  }
+  const out: Entry[] = [];
+  for (const e of local) {
+    if (e.k === 'put') {
+      if (removed.has(e.id)) continue;
+      const known = fields.get(e.id) ?? {};
+      const f: Record<string, unknown> = {};
+      for (const [field, value] of Object.entries(e.f)) {
+        const had = known[field];
+        if (had === undefined || e.h > had[0] || (MAX_SET.has(field) && had[1] !== valueHash(value))) f[field] = value;
+      }
+      if (Object.keys(f).length > 0) out.push({ ...e, f });
+    } else if (e.k === 'del') {
+      if (!removed.has(e.id)) out.push(e);
+    } else if (e.k === 'link') {
+      const had = links.get(linkKey(e));
+      if (had === undefined || e.h > had) out.push(e);
+    } else if (!edges.has(JSON.stringify([e.a, e.b, e.w, e.t]))) out.push(e);
+  }
+  return out;
 }

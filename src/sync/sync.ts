@@ -13,9 +13,9 @@ import type { Link, LinkKind, MemoryRecord } from '../types.js';
 import { epochBase, KEY_RECORD, newKeyRecord, open, seal, syncKey, type SyncKey, type SyncSecret } from './envelope.js';
 import { mergeFields, type FieldClocks } from './fields.js';
 import { parseHlc } from './hlc.js';
-import { associationKey, META, readJson, SyncLog, type Entry, type SnapshotHead } from './log.js';
+import { associationKey, ENTRIES_PER_PART, META, readJson, SyncLog, type Entry, type SnapshotHead } from './log.js';
 import { s3Transport, type S3TransportConfig } from './s3.js';
-import { checkHead, readSnapshotState, SNAPSHOT_NAME, snapshotEntries, snapshotName, type SnapshotData } from './snapshot.js';
+import { checkHead, missingEntries, readSnapshotState, SNAPSHOT_NAME, snapshotEntries, snapshotName, stateEntries, type SnapshotData } from './snapshot.js';
 import type { SyncTransport } from './transport.js';
 
 export interface SyncOptions {
@@ -153,7 +153,8 @@ export class Sync {
       await this.enterEpoch();
       await this.push();
       await this.readHeads();
-      await this.loadSnapshot();
+      const base = await this.loadSnapshot();
+      if (await this.requeue(base)) await this.push();
       while (await this.pull());
       await this.writeSnapshot();
     });
@@ -183,13 +184,58 @@ export class Sync {
   /**
    * After a rotation this device starts over in the new epoch: its cursors and known snapshots were about objects
    * the new epoch does not have. What it has not uploaded yet stays queued and goes to the new epoch; an upload
-   * planned under the old key is planned again.
+   * planned under the old key is planned again. What it uploaded or received in the old epoch may never reach the
+   * new one (an upload racing the rotation is deleted with the old epoch; a bucket set up by two devices at once
+   * keeps one record): it is marked to be sent again (requeue). A new device had nothing there: it pays nothing.
    */
   private async enterEpoch(): Promise<void> {
     const state = this.log.state!;
-    if ((state.epoch ?? '') === this.key!.epoch) return;
+    const from = state.epoch ?? '';
+    if (from === this.key!.epoch) return;
+    const held = state.objSeq > 0 || state.plan !== null || (state.ownSnapshots?.length ?? 0) > 0 || Object.keys(state.cursors).length > 0;
+    // Left again before sending again: no rotation head can tell what is missing, so all of it is compared.
+    if (held || state.resendFrom) state.resendFrom = { epoch: from, ...(state.resendFrom ? {} : { seen: { ...state.cursors, [state.device]: state.objSeq } }) };
     Object.assign(state, { epoch: this.key!.epoch, cursors: {}, snapshots: {}, ownSnapshots: [], objSeq: 0, plan: null });
     await this.writeState();
+  }
+
+  /**
+   * On entering an epoch (enterEpoch), queues again what this device holds that the epoch's snapshot `base` (the one
+   * just loaded; none: the epoch has none) lacks or holds older, with the original clocks, so it reaches the others
+   * without rolling back anything newer; then deletes its own objects in the epoch it left (nobody reads them).
+   * Nothing to compare when the rotation's head says its state held every object this device's state held there.
+   * True when it queued something.
+   */
+  private async requeue(base: Entry[] | null): Promise<boolean> {
+    const state = this.log.state!;
+    const left = state.resendFrom;
+    if (left === undefined) return false;
+    const { seen } = left;
+    const held = seen !== undefined && Object.values(state.snapshots ?? {}).some((h) => h.left?.epoch === left.epoch && Object.entries(seen).every(([device, seq]) => seq <= (h.left!.covers[device] ?? 0)));
+    const entries = held ? [] : missingEntries(stateEntries((await readSnapshotState(this.store, state.graves ?? 0, true))!, this.log.now()), base ?? []);
+    const meta: Record<string, string> = {};
+    // A memory's entries stay in one part (so one object): together they can start it where it is unknown (merge).
+    let part: Entry[] = [];
+    const flush = () => {
+      if (part.length === 0) return;
+      meta[META.out + ++state.outSeq] = JSON.stringify(part);
+      part = [];
+    };
+    entries.forEach((entry, i) => {
+      const previous = entries[i - 1];
+      if (part.length >= ENTRIES_PER_PART && !(entry.k === 'put' && previous?.k === 'put' && previous.id === entry.id)) flush();
+      part.push(entry);
+    });
+    flush();
+    delete state.resendFrom;
+    await this.writeState(meta);
+    const remove = this.transport.delete?.bind(this.transport);
+    if (remove !== undefined && left.epoch !== this.key!.epoch) {
+      const oldBase = epochBase(this.prefix, left.epoch);
+      const own = [...(await this.transport.list(`${oldBase}log/${state.device}/`)), ...(await this.transport.list(`${oldBase}snap/${state.device}/`))];
+      for (let start = 0; start < own.length; start += PARALLEL_GETS) await Promise.all(own.slice(start, start + PARALLEL_GETS).map((key) => remove(key).catch(() => undefined)));
+    }
+    return entries.length > 0;
   }
 
   /**
@@ -199,7 +245,7 @@ export class Sync {
    */
   async rotate(next: SyncSecret): Promise<SyncStatus> {
     // Derived first: a weak passphrase or short key fails before anything is done.
-    const made = await newKeyRecord(next, 2);
+    const made = await newKeyRecord(next);
     await this.syncNow();
     while (this.running) await this.running.catch(() => undefined);
     this.running = this.guard(async () => {
@@ -214,7 +260,8 @@ export class Sync {
       const base = epochBase(this.prefix, made.epoch);
       // Covers nothing of the new epoch's log: the others load it because they start the epoch afresh.
       const covers = { [state.device]: 0 };
-      const head: SnapshotHead = { seq: 1, at: this.clock(), covers };
+      // What the state holds of the old epoch: a device that put nothing more there has nothing to send again.
+      const head: SnapshotHead = { seq: 1, at: this.clock(), covers, left: { epoch: old.epoch, covers: { ...state.cursors, [state.device]: state.objSeq } } };
       const data: SnapshotData = { v: 1, covers, h: this.log.now(), ...read };
       const dataName = snapshotName(base, state.device, 1, 'data');
       const headName = snapshotName(base, state.device, 1, 'head');
@@ -225,6 +272,8 @@ export class Sync {
       this.secret = next;
       this.key = made;
       Object.assign(state, { epoch: made.epoch, cursors: {}, snapshots: {}, ownSnapshots: [head], objSeq: 0, plan: null });
+      // The new epoch's snapshot holds everything this device holds: nothing to send again.
+      delete state.resendFrom;
       await this.writeState();
       const remove = this.transport.delete?.bind(this.transport);
       if (remove === undefined) return;
@@ -293,7 +342,7 @@ export class Sync {
         const name = objectName(this.base, device, seq);
         const bytes = await this.transport.get(name);
         if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync object ${name} was listed but could not be read`);
-        return { device, seq, entries: checkEntries(await open(this.key!.aes, name, device, seq, bytes), device, name) };
+        return { device, seq, entries: checkEntries(await open(this.key!.aes, name, device, seq, bytes), name) };
       });
       opened.push(...(await Promise.all(group)));
     }
@@ -355,7 +404,7 @@ export class Sync {
    * Starts from the snapshot covering the most when this device has received nothing yet, or when the next log
    * object of some device is gone (compacted) but a snapshot covers it: the log alone could never catch up.
    */
-  private async loadSnapshot(): Promise<void> {
+  private async loadSnapshot(): Promise<Entry[] | null> {
     const state = this.log.state!;
     const fresh = Object.keys(state.cursors).length === 0;
     const listed = new Set((await this.listLog()).map((o) => o.key));
@@ -368,13 +417,14 @@ export class Sync {
       // A rotation's snapshot covers no log object but holds the whole merged state: a fresh device starts from it.
       if ((useful || (fresh && coveredCount(head) === 0)) && (best === null || coveredCount(head) > coveredCount(best[1]))) best = [writer, head];
     }
-    if (best === null) return;
+    if (best === null) return null;
     const [writer, head] = best;
     const name = snapshotName(this.base, writer, head.seq, 'data');
     const bytes = await this.transport.get(name);
     if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync snapshot ${name} was listed but could not be read`);
     const { entries, creatable } = snapshotEntries(await open(this.key!.aes, name, writer, head.seq, bytes), name, head);
-    await this.applyEntries(entries, creatable, head.covers);
+    await this.applyEntries([...entries], creatable, head.covers);
+    return entries;
   }
 
   /** Writes a snapshot when enough log objects are not covered by the newest one, then compacts. */
@@ -433,6 +483,11 @@ export class Sync {
     const removed = new Map<string, string>();
     const links = new Map<string, Extract<Entry, { k: 'link' }>>();
     const associations: AssociationEdge[] = [];
+    // Ids whose entries here together carry text and createdAt: a memory sent again (requeue) comes as one entry
+    // per clock that set some of its fields.
+    const parts = new Map<string, Set<string>>();
+    for (const entry of entries) if (entry.k === 'put') for (const field of Object.keys(entry.f)) parts.set(entry.id, (parts.get(entry.id) ?? new Set()).add(field));
+    const startable = (id: string) => creatable.has(id) || (parts.get(id)?.has('text') === true && parts.get(id)!.has('createdAt'));
     for (const entry of entries) {
       this.log.receive(parseHlc(entry.h)!);
       if (entry.k === 'assoc') {
@@ -453,8 +508,8 @@ export class Sync {
           current = record ? { record, clocks: readJson<FieldClocks>(await store.readMeta(META.fields + entry.id)) ?? {} } : null;
         }
         if (current === null) {
-          // Unknown here: only an entry that creates the memory (it carries every field), or a snapshot's, can start it.
-          if (!creatable.has(entry.id) && !('text' in entry.f && 'createdAt' in entry.f)) continue;
+          // Unknown here: only entries that create the memory (together they carry text and createdAt), or a snapshot's, start it.
+          if (!startable(entry.id)) continue;
           current = { record: { id: entry.id, text: '', createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0 }, clocks: {} };
         }
         mergeFields(current.record, current.clocks, entry.h, entry.f);
@@ -520,14 +575,17 @@ function coveredCount(head: SnapshotHead): number {
   return Object.values(head.covers).reduce((sum, seq) => sum + seq, 0);
 }
 
-/** The entries of an opened object, each from `device`: anything else is SYNC_TAMPERED. */
-function checkEntries(payload: unknown, device: string, name: string): Entry[] {
+/**
+ * The entries of an opened object: anything malformed is SYNC_TAMPERED. Their clocks are mostly `device`'s own, but
+ * an object sent again on entering a key epoch (requeue) carries what that device holds, with the original clocks.
+ */
+function checkEntries(payload: unknown, name: string): Entry[] {
   const entries = (payload as { v?: unknown; entries?: unknown } | null)?.entries;
   const valid =
     (payload as { v?: unknown }).v === 1 &&
     Array.isArray(entries) &&
     entries.every((e: Partial<Entry> | null) => {
-      if (typeof e !== 'object' || e === null || typeof e.h !== 'string' || parseHlc(e.h)?.device !== device) return false;
+      if (typeof e !== 'object' || e === null || typeof e.h !== 'string' || parseHlc(e.h) === null) return false;
       if (e.k === 'put') return typeof e.id === 'string' && typeof e.f === 'object' && e.f !== null;
       if (e.k === 'del') return typeof e.id === 'string';
       if (e.k === 'assoc') return typeof e.a === 'string' && typeof e.b === 'string' && e.a < e.b && typeof e.w === 'number' && e.w > 0 && e.w <= 1 && Number.isFinite(e.t);

@@ -162,8 +162,9 @@ test('a new device starts from a snapshot once the log it covers is compacted aw
   // One round: uploads, writes a snapshot (one object is enough here) and, as retainMs is 0, deletes the log it covers.
   await onDevice(writer, `await memory.syncNow();`);
   const names = s3.files().map((file) => file.replaceAll('\\', '/'));
-  expect(names.filter((file) => file.includes('/snapshots/snap/') && /\/data\b/.test(file)).length).toBeGreaterThan(0);
-  expect(names.filter((file) => file.includes('/snapshots/log/'))).toEqual([]);
+  // Objects live under the key epoch's folder (e/<epoch>/).
+  expect(names.filter((file) => /\/snapshots\/e\/[0-9a-f]+\/snap\//.test(file) && /\/data\b/.test(file)).length).toBeGreaterThan(0);
+  expect(names.filter((file) => /\/snapshots\/(e\/[0-9a-f]+\/)?log\//.test(file))).toEqual([]);
 
   const fresh: Device = { page: pages[1]!, name: 'snap-new', prefix: 'snapshots/', passphrase: 'snapshot passphrase' };
   const found = await onDevice<{ texts: string[]; hit: string | null; sync: { error: unknown } }>(

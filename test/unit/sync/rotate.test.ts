@@ -10,7 +10,7 @@ import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { openNodeStore } from '../../../src/node/file-store.js';
 import type { Store } from '../../../src/store/store.js';
-import { KEY_RECORD, open, seal, syncKey, type SyncSecret } from '../../../src/sync/envelope.js';
+import { epochBase, KEY_RECORD, newKeyRecord, open, seal, syncKey, type SyncSecret } from '../../../src/sync/envelope.js';
 import { formatHlc } from '../../../src/sync/hlc.js';
 import { s3Transport } from '../../../src/sync/s3.js';
 import { objectName } from '../../../src/sync/sync.js';
@@ -62,11 +62,19 @@ async function keyFor(prefix: string, record: Uint8Array, secret: SyncSecret): P
   return (await syncKey(local, prefix, secret)).aes;
 }
 
+/** A version 1 key record, as builds before key epochs made (no epoch: objects straight under the prefix). */
+async function seedVersion1(prefix: string, passphrase: string): Promise<void> {
+  const { epoch: _, ...rest } = JSON.parse((await newKeyRecord({ passphrase, iterations: ITERATIONS })).record) as Record<string, unknown>;
+  await transport.put(prefix + KEY_RECORD, new TextEncoder().encode(JSON.stringify({ ...rest, version: 1 })));
+}
+
 const SEALED = /(?:^|\/)(log|snap)\/([0-9a-z]+)\/(\d{12})(?:\/(head|data))?$/;
 
 test('A rotates: B converges with the new passphrase, C with the old one gets WRONG_KEY and nothing it writes arrives', async () => {
   const prefix = `r${++run}/`;
   const bPath = join(dir, `b${run}.db`);
+  // A bucket set up by an earlier build: its objects straight under the prefix, until the rotation.
+  await seedVersion1(prefix, OLD);
   const a = await device(prefix, { passphrase: OLD });
   let b = await device(prefix, { passphrase: OLD }, await openNodeStore({ path: bPath }));
   const c = await device(prefix, { passphrase: OLD });
@@ -130,12 +138,14 @@ test('objects a removed device seals under the old key are never applied: ignore
   const b = await device(prefix, { passphrase: OLD });
   await a.add({ text: 'before' });
   await converge(a, b);
-  const oldKey = await keyFor(prefix, (await transport.get(prefix + KEY_RECORD))!, { passphrase: OLD });
+  const oldRecord = (await transport.get(prefix + KEY_RECORD))!;
+  const oldKey = await keyFor(prefix, oldRecord, { passphrase: OLD });
+  const oldBase = epochBase(prefix, (JSON.parse(new TextDecoder().decode(oldRecord)) as { epoch: string }).epoch);
   await a.rotateSyncKey({ passphrase: NEW, iterations: ITERATIONS });
   const { epoch } = JSON.parse(new TextDecoder().decode((await transport.get(prefix + KEY_RECORD))!)) as { epoch: string };
   // What an old build of C (which never rereads the key record) would upload after the rotation.
   const entry = { k: 'put', id: 'stale', h: formatHlc({ wall: Date.now() + 1000, count: 0 }, 'c0ffee'), f: { text: 'stale write', createdAt: 1, priority: 1, pinned: false, tags: [] } };
-  const stale = objectName(prefix, 'c0ffee', 1);
+  const stale = objectName(oldBase, 'c0ffee', 1);
   await transport.put(stale, await seal(oldKey, stale, 'c0ffee', 1, { v: 1, entries: [entry] }));
   const b2 = await device(prefix, { passphrase: NEW });
   await converge(a, b2);

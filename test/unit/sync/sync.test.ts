@@ -11,6 +11,7 @@ import { memoryStore } from '../../../src/store/memory-store.js';
 import type { Store } from '../../../src/store/store.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { openNodeStore } from '../../../src/node/file-store.js';
+import { epochBase, KEY_RECORD } from '../../../src/sync/envelope.js';
 import { s3Transport } from '../../../src/sync/s3.js';
 import { snapshotName } from '../../../src/sync/snapshot.js';
 import { objectName, type SyncOptions } from '../../../src/sync/sync.js';
@@ -62,6 +63,12 @@ function setup(options: { passphrase?: string; key?: Uint8Array; transport?: Syn
   };
 }
 
+/** Where the bucket's current key epoch keeps its objects (every key record made now has its own epoch). */
+async function baseOf(prefix: string): Promise<string> {
+  const { epoch } = JSON.parse(new TextDecoder().decode((await transport.get(prefix + KEY_RECORD))!)) as { epoch?: string };
+  return epochBase(prefix, epoch ?? '');
+}
+
 /** Records by id, without the retrieval sessions (session ids are this device's own: they do not sync). */
 const byId = (records: MemoryRecord[]) => records.map(({ sessions: _, ...rest }) => rest).sort((a, b) => (a.id < b.id ? -1 : 1));
 /** Sync both ways until both have seen everything: A, B, then A again. */
@@ -98,7 +105,8 @@ test('memories added on A appear on B, found by hybrid search; the bucket holds 
   expect((await b.why(id!)).edges).toHaveLength(1);
   expect((await b.stats()).sync).toMatchObject({ pending: 0, error: null });
   for (const canary of ['zanzibarcanary', 'tagcanaryxyz', 'projcanary', 'metacanaryvalue', 'orchids', 'references']) expect(bucketHolds(s3, canary)).toEqual([]);
-  const objects = s3.files().filter((f) => f.includes(`${prefix}log`) && f.endsWith('._S3rver_object'));
+  const base = await baseOf(prefix);
+  const objects = s3.files().filter((f) => f.includes(`${base}log`) && f.endsWith('._S3rver_object'));
   expect(objects.length).toBeGreaterThan(0);
   // 4 bytes magic + 12 IV + 16 tag around a plaintext padded to a power of two ≥ 1 KiB.
   for (const file of objects) {
@@ -208,8 +216,8 @@ test('tampered, replayed, reordered and swapped objects are refused with SYNC_TA
   await a.add({ text: 'two' });
   await a.syncNow();
   const device_ = (await a.stats()).sync!.device;
-  const first = objectName(prefix, device_, 1);
-  const second = objectName(prefix, device_, 2);
+  const first = objectName(await baseOf(prefix), device_, 1);
+  const second = objectName(await baseOf(prefix), device_, 2);
   const original = [(await transport.get(first))!, (await transport.get(second))!];
   const refused = async () => {
     await expect(b.syncNow()).rejects.toMatchObject({ code: ErrorCode.SYNC_TAMPERED });
@@ -282,7 +290,7 @@ test('queued changes survive a restart (file store), and learned state and unlin
     expect((await b.why(x!)).edges).toHaveLength(0);
     expect(byId(await a.export())).toEqual(byId(await b.export()));
     // Records read back from the file still match their field clocks, so this device writes snapshots too.
-    expect((await transport.list(`${prefix}snap/${(await a.stats()).sync!.device}/`)).length).toBeGreaterThan(0);
+    expect((await transport.list(`${await baseOf(prefix)}snap/${(await a.stats()).sync!.device}/`)).length).toBeGreaterThan(0);
     // The device id and the queue live in the file: a restart is the same device.
     expect(readFileSync(path).length).toBeGreaterThan(0);
   } finally {
@@ -379,8 +387,9 @@ test('a new device starts from a snapshot: it reads fewer objects and ends with 
     await a.add({ text: `round ${i} of the snapshot test` });
     await a.syncNow();
   }
-  expect(await transport.list(`${prefix}snap/`)).toHaveLength(2);
-  const logObjects = (await transport.list(`${prefix}log/`)).length;
+  const base = await baseOf(prefix);
+  expect(await transport.list(`${base}snap/`)).toHaveLength(2);
+  const logObjects = (await transport.list(`${base}log/`)).length;
   expect(logObjects).toBe(42);
   const { gets, counted } = counting();
   const c = await device({ transport: counted, sync: { snapshotEvery: 1 } });
@@ -394,7 +403,7 @@ test('a new device starts from a snapshot: it reads fewer objects and ends with 
   expect((await c.why(x!)).edges).toHaveLength(1);
   expect((await c.search('snapshot second')).hits[0]?.id).toBe(y);
   // What C received, stored through its own checks, still matches its clocks: C can write a snapshot in turn.
-  expect(await transport.list(`${prefix}snap/${(await c.stats()).sync!.device}/`)).toHaveLength(2);
+  expect(await transport.list(`${base}snap/${(await c.stats()).sync!.device}/`)).toHaveLength(2);
 }, 60_000);
 
 test('compaction deletes the objects a snapshot covers; a device offline across it still converges', async () => {
@@ -420,9 +429,12 @@ test('compaction deletes the objects a snapshot covers; a device offline across 
   }
   const [deviceA, deviceB] = [(await a.stats()).sync!.device, (await b.stats()).sync!.device];
   // C applied A's first object and B's none: both are gone, so C cannot catch up from the log alone.
-  expect(await transport.get(objectName(prefix, deviceA, 2))).toBeNull();
-  expect(await transport.get(objectName(prefix, deviceB, 1))).toBeNull();
-  expect((await transport.list(`${prefix}log/`)).length).toBeLessThan(3);
+  const base = await baseOf(prefix);
+  // Control: the names below are the epoch's (its log is not empty).
+  expect((await transport.list(`${base}log/`)).length).toBeGreaterThan(0);
+  expect(await transport.get(objectName(base, deviceA, 2))).toBeNull();
+  expect(await transport.get(objectName(base, deviceB, 1))).toBeNull();
+  expect((await transport.list(`${base}log/`)).length).toBeLessThan(3);
   await c.syncNow();
   expect(byId(await c.export())).toEqual(byId(await a.export()));
   expect(await c.get(z!)).toBeNull();
@@ -444,7 +456,8 @@ test('a tampered, replayed or swapped snapshot is refused with SYNC_TAMPERED and
     await a.syncNow();
   }
   const writer = (await a.stats()).sync!.device;
-  const names = [1, 2].map((seq) => ({ head: snapshotName(prefix, writer, seq, 'head'), data: snapshotName(prefix, writer, seq, 'data') }));
+  const base = await baseOf(prefix);
+  const names = [1, 2].map((seq) => ({ head: snapshotName(base, writer, seq, 'head'), data: snapshotName(base, writer, seq, 'data') }));
   const original = await Promise.all(names.map(async (n) => ({ head: (await transport.get(n.head))!, data: (await transport.get(n.data))! })));
   const d = await device();
   const refused = async (device_ = d) => {
