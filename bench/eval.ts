@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmbedder } from '../src/index.js';
 import { readBeirOrSkip } from './lib/beir.js';
-import { documentsTable, evaluateDocuments, type DocumentsReport } from './lib/documents.js';
+import { documentsTable, documentsTargets, evaluateDocuments, type DocumentsReport } from './lib/documents.js';
 import { ablationTable, commitLabel, pairedTable, resultsTable, sessionTargetCheck, stageTargetCheck, targetCheck, updateMarkedBlock, type StageTarget } from './lib/report.js';
 import { closeEngines, engineRanker, minisearchDefaults, oramaHybrid, pureLeg } from './lib/rankers.js';
 import { dataFolder, evaluateRanker, loadOrSkip, scoredQuestions, type Ranker, type RankerReport } from './lib/run.js';
@@ -145,7 +145,8 @@ async function main(): Promise<void> {
     other +=
       `\n\nDocuments: BEIR NFCorpus, ${documents.documents} abstracts added in one \`add\` call (title + "\\n" + text, no dates, no threads, file order), ` +
       `its ${documents.queries} test queries; nDCG@10 graded as trec_eval ndcg_cut.10, R@100 over the judged documents (bench/lib/beir.ts). ` +
-      `Δ against Engram's defaults. The section took ${seconds.toFixed(0)} s (one add: ${adds}).\n\n${documentsTable(documents)}`;
+      `Δ against Engram's defaults. The section took ${seconds.toFixed(0)} s (one add: ${adds}).\n\n${documentsTable(documents)}` +
+      `\n\nTargets (issue 28, documents):\n\n${documentsTargets(documents)}`;
   }
   console.log(`\n${other}`);
   if (args.writeDoc) updateMarkedBlock(QUALITY_DOC, 'documents', other);

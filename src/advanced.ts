@@ -3,7 +3,8 @@
  * lexical snapshot, search defaults it resolves itself, a token counter) and the built-in model's settings, plus
  * errors as plain data for an app's own channels. The engine's own parts are in `engram/internals`.
  */
-export { defaultSearchOptions, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions } from './search/options.js';
+export { defaultSearchOptions, LONG_MEMORY_SEARCH, MAX_CANDIDATE_POOL, MAX_K, resolveSearchOptions } from './search/options.js';
+export { LONG_MEMORY_TERMS } from './lexical/lexical-index.js';
 export type { FusionMethod } from './search/fuse.js';
 export type { NeighbourOptions } from './search/neighbours.js';
 export type { FeedbackOptions } from './search/feedback.js';

@@ -5,7 +5,7 @@
  */
 import * as Comlink from 'comlink';
 import { EngramError, ErrorCode } from '../src/errors.js';
-import { resolveSearchOptions } from '../src/search/options.js';
+import { mergeSearchOptions } from '../src/search/options.js';
 import { newId } from '../src/util/ids.js';
 import {
   closedError,
@@ -153,7 +153,7 @@ const api: WorkerApi = {
     let wire: unknown[] = args;
     if (method === 'add') wire = [withIds(args[0])];
     // This tab's search defaults apply here, before the call may travel to another tab's engine.
-    if (method === 'search' && Object.keys(searchDefaults).length > 0) wire = [args[0], resolveSearchOptions(searchDefaults, args[1] as object)];
+    if (method === 'search' && Object.keys(searchDefaults).length > 0) wire = [args[0], mergeSearchOptions(searchDefaults, args[1] as object)];
     try {
       return (await inFlight.track(target.call(method, wire, onProgress))) as never;
     } finally {

@@ -79,7 +79,7 @@ export function engineRanker(name: string, variant: EngineVariant = {}): Ranker 
 }
 
 /** One leg on its own: no decay, no diversity, no neighbour support, nothing touched. */
-export const pureLeg: Partial<SearchOptions> = { decay: false, diversity: false, neighbours: false, touch: false };
+export const pureLeg: Partial<SearchOptions> = { decay: false, diversity: false, neighbours: false, feedback: false, touch: false };
 
 export const minisearchDefaults: Ranker = {
   name: 'MiniSearch BM25 (defaults)',

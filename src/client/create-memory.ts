@@ -77,8 +77,8 @@ export interface MemoryOptions {
   /** The constants of learning from use (`LearningOptions`, docs/learning.md); applied like `limits`. Default `{}`. */
   learning?: Partial<LearningOptions>;
   /**
-   * The lexical leg's scoring (`LexicalOptions.matchedTermsFactor`), applied like `limits`: `false` suits a collection
-   * of long documents (docs/quality.md). Default `{}`: the engine's defaults.
+   * The lexical leg's scoring (`LexicalOptions.matchedTermsFactor`), applied like `limits`. Default `{}`: the
+   * engine's, which decides by the collection (docs/quality.md).
    */
   lexical?: Pick<LexicalOptions, 'matchedTermsFactor'>;
   /**
@@ -333,7 +333,7 @@ function checkLexical(lexical: unknown): void {
   if (typeof lexical !== 'object' || lexical === null || Array.isArray(lexical)) throw invalidInput(`lexical must be an object, got ${describeValue(lexical)}`);
   for (const [key, value] of Object.entries(lexical)) {
     if (key !== 'matchedTermsFactor') throw invalidInput(`lexical.${key.slice(0, 40)} is not an option of a Memory (only matchedTermsFactor)`);
-    if (value !== undefined && typeof value !== 'boolean') throw invalidInput(`lexical.matchedTermsFactor must be a boolean, got ${describeValue(value)}`);
+    if (value !== undefined && typeof value !== 'boolean' && value !== 'auto') throw invalidInput(`lexical.matchedTermsFactor must be a boolean or 'auto', got ${describeValue(value)}`);
   }
 }
 

@@ -10,7 +10,7 @@
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { LexicalIndex } from '../lexical/lexical-index.js';
 import type { IndexSnapshot } from '../lexical/snapshot.js';
-import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
+import { LONG_MEMORY_SEARCH, resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { runPipeline } from '../search/pipeline.js';
 import type { PipelineState } from '../search/state.js';
 import { ThreadIndex } from '../search/thread-index.js';
@@ -220,7 +220,8 @@ class EngramEngine implements Engine {
   async search(query: string, options: Partial<SearchOptions> = {}): Promise<SearchResult> {
     this.checkOpen();
     if (typeof query !== 'string') throw invalidInput(`search query must be a string, got ${typeof query}`);
-    const resolved = validateSearchOptions(resolveSearchOptions(this.options.search, options));
+    const collection = this.lexical.longMemories() ? LONG_MEMORY_SEARCH : undefined;
+    const resolved = validateSearchOptions(resolveSearchOptions(collection, this.options.search, options));
     const state: PipelineState = {
       ...this.vectors.searchSide(),
       records: this.records,

@@ -36,9 +36,11 @@ export interface LexicalOptions {
   /** MiniSearch BM25+ parameters. Default `{ k: 1.2, b: 0.7, d: 0.5 }` (MiniSearch's own). */
   bm25?: { k: number; b: number; d: number };
   /**
-   * Multiply a memory's BM25 by the number of query terms it matched, as MiniSearch does. Default true.
+   * Multiply a memory's BM25 by the number of query terms it matched, as MiniSearch does. `'auto'` (the default):
+   * while the mean memory is shorter than `LONG_MEMORY_TERMS` terms (chat turns, notes), not on a collection of
+   * long documents, where it costs them relevance (docs/quality.md).
    */
-  matchedTermsFactor?: boolean;
+  matchedTermsFactor?: boolean | 'auto';
   /** Prefix matching of query terms. Default false. */
   prefix?: boolean;
   /** MiniSearch fuzziness (fraction of term length) or false. Default false. */
@@ -48,6 +50,13 @@ export interface LexicalOptions {
   /** Query characters read. Default 10,000. */
   maxQueryChars?: number;
 }
+
+/**
+ * Mean indexed terms per memory (stop words out) from which a collection counts as long documents: the matched-terms
+ * factor is off there and searches default to feedback and scaled fusion (engine.ts). Chat turns average 13–16
+ * terms, PubMed abstracts 167: any cut between them scores the same on both (docs/quality.md).
+ */
+export const LONG_MEMORY_TERMS = 64;
 
 const SPACE_OR_PUNCTUATION = /[\n\r\p{Z}\p{P}]+/u;
 // Control characters, lone surrogates and unassigned code points carry no searchable meaning.
@@ -99,8 +108,9 @@ export class LexicalIndex {
   private readonly termOf: (term: string) => string[];
   private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'stem' | 'processTerm' | 'fieldBoost' | 'bm25' | 'matchedTermsFactor'>> & {
     fieldBoost: { text: number; tags: number };
-    bm25: Bm25Params;
+    bm25: Omit<Bm25Params, 'matchedTerms'>;
   };
+  private readonly factor: boolean | 'auto';
   /** Identifies the index-time settings: a snapshot made under other settings must not be loaded. */
   readonly settingsKey: string;
 
@@ -120,12 +130,13 @@ export class LexicalIndex {
     }, 50_000);
     this.options = {
       fieldBoost: { text: 1, tags: 1, ...options.fieldBoost },
-      bm25: { ...(options.bm25 ?? { k: 1.2, b: 0.7, d: 0.5 }), matchedTerms: options.matchedTermsFactor ?? true },
+      bm25: { ...(options.bm25 ?? { k: 1.2, b: 0.7, d: 0.5 }) },
       prefix: options.prefix ?? false,
       fuzzy: options.fuzzy ?? false,
       maxQueryTerms: options.maxQueryTerms ?? 64,
       maxQueryChars: options.maxQueryChars ?? DEFAULT_MAX_QUERY_CHARS,
     };
+    this.factor = options.matchedTermsFactor ?? 'auto';
     const stemKey = stem === stemEnglish ? 'porter2' : stem ? String(stem) : null;
     // v 2: text is NFKC-normalised (normalizeText); an index made before that is rebuilt, not restored.
     this.settingsKey = JSON.stringify({ v: 2, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null });
@@ -206,7 +217,23 @@ export class LexicalIndex {
 
   private boundOf(terms: readonly string[]): ReturnType<typeof bm25Bound> | null {
     const index = this.exactIndex();
-    return index ? bm25Bound(index, terms, this.fieldBoosts(), this.options.bm25) : null;
+    return index ? bm25Bound(index, terms, this.fieldBoosts(), this.bm25()) : null;
+  }
+
+  /** Mean indexed terms per memory's text (0 when empty, or when MiniSearch's internals are not the expected ones). */
+  meanTerms(): number {
+    const index = this.index_;
+    return index ? ((index.averageFieldLengths[index.fieldIds.text as number] as number | undefined) ?? 0) : 0;
+  }
+
+  /** The collection is long documents (`LONG_MEMORY_TERMS`). */
+  longMemories(): boolean {
+    return this.meanTerms() >= LONG_MEMORY_TERMS;
+  }
+
+  /** The BM25 parameters of a search now: `'auto'` decides the matched-terms factor from the collection as it stands. */
+  private bm25(): Bm25Params {
+    return { ...this.options.bm25, matchedTerms: this.factor === 'auto' ? !this.longMemories() : this.factor };
   }
 
   /** MiniSearch's index for exact-term scoring, or null when prefix or fuzzy matching needs its `search()`. */
@@ -244,7 +271,7 @@ export class LexicalIndex {
     const index = this.exactIndex();
     if (!index) return null;
     if (terms.length === 0 || limit <= 0) return [];
-    return bm25TopKPruned(index, terms, this.fieldBoosts(), this.options.bm25, limit, eligible);
+    return bm25TopKPruned(index, terms, this.fieldBoosts(), this.bm25(), limit, eligible);
   }
 
   /** Best `limit` ids by BM25, best first; records failing `eligible` never take a place. */
@@ -254,7 +281,7 @@ export class LexicalIndex {
     // Exact-term queries: MiniSearch's ranking without its per-match objects and full sort (bm25-topk.ts), pruned
     // so that common terms do not cost a read of all their postings (bm25-pruned.ts, same answer).
     const index = this.exactIndex();
-    if (index) return bm25TopKPruned(index, terms, this.fieldBoosts(), this.options.bm25, limit, eligible);
+    if (index) return bm25TopKPruned(index, terms, this.fieldBoosts(), this.bm25(), limit, eligible);
     const results = this.search_.search(terms.join(TERM_SEPARATOR), {
       tokenize: (text) => text.split(TERM_SEPARATOR),
       processTerm: (term) => term,
@@ -262,11 +289,11 @@ export class LexicalIndex {
       prefix: this.options.prefix,
       fuzzy: this.options.fuzzy,
       boost: this.options.fieldBoost,
-      bm25: this.options.bm25,
+      bm25: this.bm25(),
       ...(eligible ? { filter: (result) => eligible(result.id as string) } : {}),
     });
     // MiniSearch multiplies by the query terms matched; without the factor, divide it out and sort again.
-    if (this.options.bm25.matchedTerms !== false) return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
+    if (this.bm25().matchedTerms) return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
     const plain = results.map((r) => ({ id: r.id as string, score: r.score / Math.max(1, r.queryTerms.length) }));
     return plain.sort((a, b) => b.score - a.score).slice(0, limit);
   }

@@ -53,7 +53,12 @@ export class QueryLegs {
         lexical.size,
         () => batch.map((q) => (q.source === 'hyde' ? [] : lexical.search(q.text, this.pool, this.eligibleId))),
         (lists) => lists.reduce((n, list) => n + list.length, 0),
-        () => (this.queries.length > 1 ? `${searched} ${searched === 1 ? 'query' : 'queries'}` : undefined),
+        () => {
+          const notes = this.queries.length > 1 ? [`${searched} ${searched === 1 ? 'query' : 'queries'}`] : [];
+          // Why the defaults differ here (engine.ts, LONG_MEMORY_SEARCH): the collection's own shape, not an option.
+          if (lexical.longMemories()) notes.push(`long memories (mean ${Math.round(lexical.meanTerms())} terms): documents defaults`);
+          return notes.length > 0 ? notes.join('; ') : undefined;
+        },
       ).forEach((list, i) => (this.lexicalLists[first + i] = list));
     }
   }
