@@ -5,7 +5,7 @@
 import { defaultSearchOptions } from '../src/advanced.js';
 import { DAY_MS } from '../src/internals.js';
 import type { SearchOptions } from '../src/index.js';
-import { DEFAULT_ASSOCIATIONS } from '../src/search/options.js';
+import { DEFAULT_ASSOCIATIONS, DEFAULT_FEEDBACK } from '../src/search/options.js';
 import { DEFAULT_STABILITY_DECAY } from '../src/search/retention.js';
 import { DEFAULT_RULE_WEIGHTS } from '../src/search/rerank-rules.js';
 import { h } from './dom.js';
@@ -74,6 +74,11 @@ export interface ControlState {
   originalQueryWeight: number;
   listFusion: SearchOptions['listFusion'];
   hyde: boolean;
+  /** Stage `feedback`, with 'feedback: false' when off. */
+  feedback: boolean;
+  feedbackDocs: number;
+  feedbackTerms: number;
+  feedbackOriginalWeight: number;
   /** `rerank.by`, with 'off' for `rerank: false`. */
   rerankBy: 'off' | 'rules' | 'llm' | 'hook';
   rerankInputLimit: number;
@@ -110,6 +115,7 @@ export function defaultState(now = Date.now()): ControlState {
   const stability = decay !== false && decay.kind === 'stability' ? { ...DEFAULT_STABILITY_DECAY, ...decay } : DEFAULT_STABILITY_DECAY;
   // What `associations` becomes when turned on: the library's own values.
   const associations = { ...DEFAULT_ASSOCIATIONS, ...(d.associations === false ? {} : d.associations) };
+  const feedback = d.feedback === false ? DEFAULT_FEEDBACK : d.feedback;
   return {
     mode: d.mode,
     k: d.k,
@@ -168,6 +174,10 @@ export function defaultState(now = Date.now()): ControlState {
     originalQueryWeight: d.originalQueryWeight,
     listFusion: d.listFusion,
     hyde: d.hyde,
+    feedback: d.feedback !== false,
+    feedbackDocs: feedback.docs,
+    feedbackTerms: feedback.terms,
+    feedbackOriginalWeight: feedback.originalWeight,
     rerankBy: rerank === false ? 'off' : rerank.by,
     rerankInputLimit: rerank === false ? RERANK_INPUT_LIMIT : rerank.inputLimit,
     rerankCoverage: rerank === false ? DEFAULT_RULE_WEIGHTS.coverage : (rerank.weights?.coverage ?? DEFAULT_RULE_WEIGHTS.coverage),
@@ -240,6 +250,7 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
     originalQueryWeight: s.originalQueryWeight,
     listFusion: s.listFusion,
     hyde: s.hyde,
+    feedback: s.feedback ? { docs: s.feedbackDocs, terms: s.feedbackTerms, originalWeight: s.feedbackOriginalWeight } : false,
     rerank:
       s.rerankBy === 'off'
         ? false
@@ -285,6 +296,10 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'understand', label: 'Understand', type: 'select', help: `Classify the query (identifier, preference, temporal, aggregation, factual). rules = cue words; llm = ask the model, rules as fallback. ${LLM_NOTE}`, options: [['rules', 'rules'], ['llm', 'language model']] },
       { key: 'synthesis', label: 'Synthesis', type: 'select', help: `More queries for the same question, each searched by both legs, then fused with yours (list fusion). llm: 2–5 by query type. offline: from the store and the built-in model, no LLM.`, options: [['off', 'off'], ['offline', 'offline (no LLM)'], ['llm', 'language model']] },
       { key: 'hyde', label: 'HyDE', type: 'checkbox', help: `The model writes a hypothetical answer; it is embedded and searched as one more vector list. ${LLM_NOTE}` },
+      { key: 'feedback', label: 'Feedback', type: 'checkbox', help: 'Pseudo-relevance feedback: the best lexical hits vote for their words, and the lexical leg searches again with them. On by default for long documents (mean 64+ terms), off for notes and chat.' },
+      { key: 'feedbackDocs', label: 'Feedback hits', type: 'range', min: 1, max: 50, step: 1, help: 'Lexical hits that vote.', when: (s) => s.feedback },
+      { key: 'feedbackTerms', label: 'Feedback words', type: 'range', min: 1, max: 60, step: 1, help: 'Voted words added to the query.', when: (s) => s.feedback },
+      { key: 'feedbackOriginalWeight', label: 'Your words’ share', type: 'range', min: 0.05, max: 1, step: 0.05, help: 'Share of the weighted query your own words keep.', when: (s) => s.feedback },
       { key: 'originalQueryWeight', label: 'Your query’s list weight', type: 'range', min: 0, max: 5, step: 0.5, help: 'Weight of your query’s list in the list fusion; each synthesized or HyDE list weighs 1.', when: expanding },
       { key: 'listFusion', label: 'List fusion', type: 'select', help: 'How the query lists become one: scores = weighted mean of each list’s fused score; rrf = weighted Σ w / (rrfK + rank) (CEMS).', options: [['scores', 'scores (weighted mean)'], ['rrf', 'RRF (ranks)']], when: expanding },
       { key: 'llmTimeoutMs', label: 'Model timeout (ms)', type: 'range', min: 1000, max: 60_000, step: 1000, help: 'A model call (or the rerank hook) slower than this is skipped; the search answers without it.' },
