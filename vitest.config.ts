@@ -1,9 +1,19 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { Sequencer } from './test/sequencer.js';
+
+// Every project shares one pool (one group, so each names the same maxWorkers, at least 2 even on two cores): unit
+// files run in one worker while a browser file, which mostly waits on timers, storage and the browser, runs in the
+// other. test/browser/one-at-a-time.ts lets one browser, engines or consumers file run at a time (the next one
+// waits imported, so no file's start-up is on the clock), and test/sequencer.ts queues them: one long browser file,
+// the unit files, the other browser files, engines, consumers.
+const SHARED_WORKERS = Math.max(2, availableParallelism() - 1);
 
 // `vitest --mode fast` (npm run test:fast) is the inner-loop tier: property tests run fewer cases and heavy campaigns
 // are left to `npm test` (test/unit/helpers/tier.ts).
 export default defineConfig(({ mode }) => ({
   test: {
+    sequence: { sequencer: Sequencer },
     projects: [
       {
         test: {
@@ -17,6 +27,7 @@ export default defineConfig(({ mode }) => ({
             tsconfig: mode === 'fast' ? './test/types/tsconfig.json' : './tsconfig.json',
           },
           environment: 'node',
+          maxWorkers: SHARED_WORKERS,
           env: mode === 'fast' ? { ENGRAM_FAST: '1' } : {},
           setupFiles: ['test/unit/helpers/fast-check-setup.ts'],
           testTimeout: 30_000,
@@ -29,7 +40,9 @@ export default defineConfig(({ mode }) => ({
           include: ['test/browser/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/browser/global-setup.ts'],
-          fileParallelism: false,
+          // One browser file at a time (the lock), beside the unit files (see SHARED_WORKERS).
+          setupFiles: ['test/browser/one-at-a-time.ts'],
+          maxWorkers: SHARED_WORKERS,
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },
@@ -42,9 +55,9 @@ export default defineConfig(({ mode }) => ({
           include: ['test/engines/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/browser/global-setup.ts'],
-          fileParallelism: false,
-          // After the Chromium suites: two browser suites at once overload two cores.
-          sequence: { groupOrder: 1 },
+          // One file at a time with the Chromium suites (the lock), queued after them (test/sequencer.ts).
+          setupFiles: ['test/browser/one-at-a-time.ts'],
+          maxWorkers: SHARED_WORKERS,
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },
@@ -56,9 +69,10 @@ export default defineConfig(({ mode }) => ({
           include: ['test/consumers/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/consumers/global-setup.ts'],
-          fileParallelism: false,
-          // After the unit, browser and engines projects: two browser suites and npm installs at once overload two cores.
-          sequence: { groupOrder: 2 },
+          // One file at a time with the browser and engines projects (the lock), queued after them
+          // (test/sequencer.ts): two browser suites and npm installs at once overload two cores.
+          setupFiles: ['test/browser/one-at-a-time.ts'],
+          maxWorkers: SHARED_WORKERS,
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },

@@ -1,14 +1,19 @@
+import { rmSync } from 'node:fs';
 import type { ViteDevServer } from 'vite';
+import { browserLockPath } from './lock-path.js';
 import { startViteServer } from './vite-server.js';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     baseURL: string;
+    /** The lock directory of one-at-a-time.ts. */
+    browserLock: string;
   }
 }
 
 let server: ViteDevServer | undefined;
+let lock: string | undefined;
 
 /** One Vite dev server (the project's own vite.config.ts) for every browser test file. */
 export async function setup(project: TestProject): Promise<void> {
@@ -16,8 +21,12 @@ export async function setup(project: TestProject): Promise<void> {
   const started = await startViteServer({ frozen: true });
   server = started.server;
   project.provide('baseURL', started.baseURL);
+  // Not created here: its existence means held.
+  lock = browserLockPath();
+  project.provide('browserLock', lock);
 }
 
 export async function teardown(): Promise<void> {
   await server?.close();
+  if (lock) rmSync(lock, { recursive: true, force: true });
 }

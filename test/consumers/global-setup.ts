@@ -1,17 +1,48 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { REPO, sh } from './harness.js';
+import { browserLockPath } from '../browser/lock-path.js';
+import { claimAndInstall, REPO, sh } from './harness.js';
 
 let workDir: string | undefined;
+let packing: Promise<unknown> | undefined;
+let stopping = false;
 
-/** One `npm pack` (its prepack runs the build) for every consumer test; the examples install that tarball. */
+/** Written whole (a rename), so a reader never sees half of it. */
+function writeWhole(path: string, content: string): void {
+  writeFileSync(`${path}.part`, content);
+  renameSync(`${path}.part`, path);
+}
+
+/**
+ * One `npm pack` (its prepack runs the build) for every consumer test; the examples install that tarball. The pack
+ * runs in the background while the other projects' files run (consumers come last, test/sequencer.ts): `packed` is
+ * the file it writes when done, `{ tarball }` or `{ error }`, which harness.ts waits for.
+ */
 export async function setup(project: TestProject): Promise<void> {
   workDir = mkdtempSync(join(tmpdir(), 'engram-consumers-'));
-  project.provide('engramTarball', process.env.ENGRAM_TARBALL ?? (await pack(join(workDir, 'pack'))));
-  project.provide('consumersDir', join(workDir, 'apps'));
-  project.provide('nativePrebuilds', await nativePrebuilds(join(workDir, 'prebuilds')));
+  const packed = join(workDir, 'packed.json');
+  project.provide('engramPacked', packed);
+  const apps = join(workDir, 'apps');
+  const prebuilds = await nativePrebuilds(join(workDir, 'prebuilds'));
+  const tarball = process.env.ENGRAM_TARBALL ? Promise.resolve(process.env.ENGRAM_TARBALL) : pack(join(workDir, 'pack'));
+  // Then the examples' npm installs, one at a time, also in the background (mostly network and disk): a test that
+  // needs one first installs it itself (harness.ts, claimAndInstall).
+  packing = tarball.then(
+    async (tarball) => {
+      writeWhole(packed, JSON.stringify({ tarball }));
+      for (const name of readdirSync(join(REPO, 'examples')).filter((name) => existsSync(join(REPO, 'examples', name, 'package.json')))) {
+        if (stopping) break;
+        await claimAndInstall(name, apps, async () => tarball, prebuilds);
+      }
+    },
+    (error: unknown) => writeWhole(packed, JSON.stringify({ error: error instanceof Error ? error.message : String(error) })),
+  );
+  project.provide('consumersDir', apps);
+  project.provide('nativePrebuilds', prebuilds);
+  // One file at a time with the browser and engines projects (test/browser/one-at-a-time.ts).
+  project.provide('browserLock', browserLockPath());
 }
 
 /**
@@ -38,5 +69,8 @@ async function pack(packDir: string): Promise<string> {
 }
 
 export async function teardown(): Promise<void> {
+  // A focused run may end before every example is installed: no new install starts, the one under way finishes.
+  stopping = true;
+  await packing;
   if (workDir && !process.env.KEEP_CONSUMERS) rmSync(workDir, { recursive: true, force: true });
 }

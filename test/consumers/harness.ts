@@ -4,7 +4,7 @@
  * driven in Debian Chromium. A recording proxy catches any request that leaves the machine.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,8 @@ import { CHROMIUM_PATH, chromiumArgs } from '../browser/harness.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The tarball `npm pack` made in global setup. */
-    engramTarball: string;
+    /** Where global setup writes `{ tarball }` (what `npm pack` made) or `{ error }` once the pack is done. */
+    engramPacked: string;
     /** A folder outside the repository for the installed examples. */
     consumersDir: string;
     /** prebuild-install's local prebuilds: the repository's own better-sqlite3 build (global-setup.ts). */
@@ -39,20 +39,57 @@ export async function sh(command: string, args: string[], cwd: string, env: Node
   }
 }
 
-/** Copies examples/<name> out of the repository with the packed Engram as ./engram.tgz, and runs `npm install`. */
-export async function installExample(name: string): Promise<string> {
-  const dir = join(inject('consumersDir'), name);
-  if (!existsSync(join(dir, 'node_modules'))) {
-    mkdirSync(dir, { recursive: true });
+/** The tarball `npm pack` made in global setup, once it has (the pack runs while other projects' files run). */
+export async function engramTarball(): Promise<string> {
+  const packed = inject('engramPacked');
+  while (!existsSync(packed)) await new Promise((resolve) => setTimeout(resolve, 200));
+  const { tarball, error } = JSON.parse(readFileSync(packed, 'utf8')) as { tarball?: string; error?: string };
+  if (!tarball) throw new Error(`npm pack failed in global setup: ${error}`);
+  return tarball;
+}
+
+/** Where an example's install says it is done: `{}`, or `{ error }`. */
+const installedMarker = (dir: string) => `${dir}.installed.json`;
+
+/**
+ * Claims examples/<name> for installing under `appsDir` (creating its folder claims it, once: global setup installs
+ * the examples in the background and a test may ask first) and installs it: copied out of the repository with the
+ * packed Engram as ./engram.tgz, then `npm install`. False when it was claimed already.
+ */
+export async function claimAndInstall(name: string, appsDir: string, tarball: () => Promise<string>, prebuilds: string): Promise<boolean> {
+  const dir = join(appsDir, name);
+  mkdirSync(appsDir, { recursive: true });
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  let outcome: { error?: string } = {};
+  try {
     cpSync(join(REPO, 'examples', name), dir, {
       recursive: true,
       filter: (source) => !/[\\/](node_modules|dist|build)$/.test(source),
     });
-    cpSync(inject('engramTarball'), join(dir, 'engram.tgz'));
+    cpSync(await tarball(), join(dir, 'engram.tgz'));
     await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], dir, {
-      npm_config_better_sqlite3_local_prebuilds: inject('nativePrebuilds'),
+      npm_config_better_sqlite3_local_prebuilds: prebuilds,
     });
+  } catch (error) {
+    outcome = { error: error instanceof Error ? error.message : String(error) };
   }
+  writeFileSync(`${installedMarker(dir)}.part`, JSON.stringify(outcome));
+  renameSync(`${installedMarker(dir)}.part`, installedMarker(dir));
+  return true;
+}
+
+/** examples/<name> installed (by global setup in the background, or here if it has not started on it yet). */
+export async function installExample(name: string): Promise<string> {
+  const dir = join(inject('consumersDir'), name);
+  await claimAndInstall(name, inject('consumersDir'), engramTarball, inject('nativePrebuilds'));
+  while (!existsSync(installedMarker(dir))) await new Promise((resolve) => setTimeout(resolve, 200));
+  const { error } = JSON.parse(readFileSync(installedMarker(dir), 'utf8')) as { error?: string };
+  if (error) throw new Error(`installing examples/${name} failed: ${error}`);
   return dir;
 }
 

@@ -1,11 +1,11 @@
 /** The tarball `npm pack` makes: only what apps need, every export present, and a small main-thread client. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, inject, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { measureSizes } from '../../scripts/sizes.js';
-import { installExample, REPO, sh } from './harness.js';
+import { engramTarball, installExample, REPO, sh } from './harness.js';
 
-const listing = async () => (await sh('tar', ['-tzf', inject('engramTarball')], REPO)).trim().split('\n').map((path) => path.replace(/^package\//, ''));
+const listing = async () => (await sh('tar', ['-tzf', await engramTarball()], REPO)).trim().split('\n').map((path) => path.replace(/^package\//, ''));
 
 describe('the packed tarball', () => {
   test('holds dist/, the README, the licence and package.json only; no TypeScript source', async () => {
