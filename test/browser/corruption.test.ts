@@ -184,3 +184,27 @@ describe.each([null, 'correct horse battery staple'] as const)('a WAL cut short 
     expect(batches.size).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('an older copy of a page put back (a documented limit: docs/worker.md, "What it does not protect against")', () => {
+  for (const backend of ['opfs', 'idb'] as const) {
+    for (const passphrase of [null, 'correct horse battery staple'] as const) {
+      test(`${backend}, ${passphrase ? 'encrypted' : 'plain'}: the open does not notice, and the page's older rows come back`, async () => {
+        const name = `rollback-${backend}-${passphrase ? 'enc' : 'plain'}`;
+        const { leaf } = await page.evaluate(([b, n, p, count, t]) => window.corruptLab.create(b, n, p, count, t), [backend, name, passphrase, N, TARGET] as const);
+        const older = await page.evaluate(([b, n, o, l]) => window.corruptLab.readBytes(b, n, o, l).then((bytes) => [...bytes]), [backend, name, leaf.offset, leaf.length] as const);
+        const original = `memory ${TARGET - 1}: `;
+        const changed = (await page.evaluate(([b, n, p]) => window.corruptLab.texts(b, n, p), [backend, name, passphrase] as const))[`m${TARGET - 1}`]!.replace(original, 'CHANGED: ');
+        await page.evaluate(([b, n, p, i, t]) => window.corruptLab.rewrite(b, n, p, i, t), [backend, name, passphrase, TARGET - 1, changed] as const);
+        expect((await page.evaluate(([b, n, p]) => window.corruptLab.texts(b, n, p), [backend, name, passphrase] as const))[`m${TARGET - 1}`]).toBe(changed);
+
+        await page.evaluate(([b, n, o, bytes]) => window.corruptLab.writeBytes(b, n, o, new Uint8Array(bytes)), [backend, name, leaf.offset, older] as const);
+        const load = await page.evaluate(([b, n, p]) => window.corruptLab.load(b, n, p) as Promise<Outcome['load']>, [backend, name, passphrase] as const);
+        expect(load.code).toBeNull();
+        const after = await page.evaluate(([b, n, p]) => window.corruptLab.texts(b, n, p), [backend, name, passphrase] as const);
+        // The page's tag (encrypted) proves it was written under the key, not that it is the latest write of it.
+        expect(after[`m${TARGET - 1}`]!.startsWith(original)).toBe(true);
+        expect(Object.keys(after)).toHaveLength(N);
+      });
+    }
+  }
+});

@@ -135,6 +135,55 @@ const lab = {
     if (changed === 0) throw new Error(`no IndexedDB block past ${size}`);
   },
 
+  /** The `length` bytes at `offset` of the database file (on IndexedDB: the block stored at that offset). */
+  async readBytes(backend: Backend, name: string, offset: number, length: number): Promise<Uint8Array> {
+    if (backend === 'opfs') {
+      return opfsFile(name, (handle) => {
+        const bytes = new Uint8Array(length);
+        handle.read(bytes, { at: offset });
+        return bytes;
+      });
+    }
+    let found: Uint8Array | null = null;
+    await idbBlocks(name, (block) => {
+      if (-block.offset === offset) found = block.data.slice(0, length);
+      return 'keep';
+    });
+    if (!found) throw new Error(`no IndexedDB block at offset ${offset}`);
+    return found;
+  },
+
+  /** Puts `bytes` back at `offset`, as someone holding an older copy of the file would. */
+  async writeBytes(backend: Backend, name: string, offset: number, bytes: Uint8Array): Promise<void> {
+    if (backend === 'opfs') {
+      await opfsFile(name, (handle) => void handle.write(bytes, { at: offset }));
+      return;
+    }
+    const changed = await idbBlocks(name, (block) => {
+      if (-block.offset !== offset) return 'keep';
+      block.data = bytes.slice();
+      return 'put';
+    });
+    if (changed === 0) throw new Error(`no IndexedDB block at offset ${offset}`);
+  },
+
+  /** Rewrites memory m<i>'s text through the store (same length: the row stays on its page). */
+  async rewrite(backend: Backend, name: string, passphrase: string | null, i: number, text: string): Promise<void> {
+    const store = await openSqliteStore({ name, backend, encryption: encryptionOf(passphrase) });
+    await store.write({ put: [{ ...record(i), text }] });
+    await store.close();
+  },
+
+  /** Every memory's text, by id, as the store reads them. */
+  async texts(backend: Backend, name: string, passphrase: string | null): Promise<Record<string, string>> {
+    const store = await openSqliteStore({ name, backend, encryption: encryptionOf(passphrase) });
+    try {
+      return Object.fromEntries((await store.loadRecords()).map((r) => [r.id, r.text]));
+    } finally {
+      await store.close();
+    }
+  },
+
   /** Opens the store and loads every memory: the first call that fails, with its code and details. */
   async load(backend: Backend, name: string, passphrase: string | null) {
     let step = 'open';
