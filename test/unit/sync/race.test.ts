@@ -2,36 +2,21 @@
  * Races between devices through a real local S3 server (s3rver over HTTP), driven by transport wrappers: an upload
  * landing while another device rotates the key, and two devices setting up an empty bucket at once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { openNodeStore } from '../../../src/node/file-store.js';
 import type { Store } from '../../../src/store/store.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { epochBase, KEY_RECORD, newKeyRecord, syncKey } from '../../../src/sync/envelope.js';
-import { s3Transport } from '../../../src/sync/s3.js';
 import type { SyncTransport } from '../../../src/sync/transport.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { testEmbedder } from '../helpers/embedder.js';
-import { bucketHolds, startS3, type LocalS3 } from './s3-server.js';
+import { bucketHolds, s3Suite } from './s3-server.js';
 
-let s3: LocalS3;
-let transport: SyncTransport;
-let dir: string;
+const suite = s3Suite('race');
+const { engines } = suite;
 let run = 0;
-const engines: Engine[] = [];
-beforeAll(async () => {
-  s3 = await startS3();
-  transport = s3Transport(s3.config);
-  dir = mkdtempSync(join(tmpdir(), 'engram-race-'));
-});
-afterAll(async () => {
-  for (const engine of engines) await engine.close().catch(() => undefined);
-  await s3.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const OLD = 'the old sync passphrase';
 const NEW = 'the new sync passphrase';
@@ -40,7 +25,7 @@ async function device(prefix: string, passphrase: string, options: { store?: Sto
   const engine = await createEngine({
     embedder: testEmbedder(),
     ...(options.store ? { store: options.store } : {}),
-    sync: { transport: options.transport ?? transport, prefix, intervalMs: 0, passphrase, iterations: 100_000 },
+    sync: { transport: options.transport ?? suite.transport, prefix, intervalMs: 0, passphrase, iterations: 100_000 },
   });
   engines.push(engine);
   return engine;
@@ -52,19 +37,19 @@ async function converge(...devices: Engine[]) {
   for (const d of devices) await d.syncNow();
 }
 async function epochOf(prefix: string): Promise<string> {
-  return (JSON.parse(new TextDecoder().decode((await transport.get(prefix + KEY_RECORD))!)) as { epoch?: string }).epoch ?? '';
+  return (JSON.parse(new TextDecoder().decode((await suite.transport.get(prefix + KEY_RECORD))!)) as { epoch?: string }).epoch ?? '';
 }
 
 test('an upload landing between the rotating device\'s round and its switch reaches every device given the new key, with its edit, removal and link, without rolling back a newer edit', async () => {
   const prefix = `race${++run}/`;
-  const [bPath, cPath] = [join(dir, `b${run}.db`), join(dir, `c${run}.db`)];
+  const [bPath, cPath] = [join(suite.dir, `b${run}.db`), join(suite.dir, `c${run}.db`)];
   let race: (() => Promise<void>) | null = null;
   let oldBase = '';
   // A's transport: just before A's first object in the new epoch (the rotation's snapshot, after A read its state), B uploads.
   const aTransport: SyncTransport = {
-    list: (k) => transport.list(k),
-    get: (k) => transport.get(k),
-    delete: (k) => transport.delete!(k),
+    list: (k) => suite.transport.list(k),
+    get: (k) => suite.transport.get(k),
+    delete: (k) => suite.transport.delete!(k),
     async put(key, bytes) {
       // (The old epoch's objects are straight under the prefix when it is a version 1 record's.)
       if (race !== null && key.startsWith(`${prefix}e/`) && (oldBase === prefix || !key.startsWith(oldBase))) {
@@ -72,7 +57,7 @@ test('an upload landing between the rotating device\'s round and its switch reac
         race = null;
         await run_();
       }
-      await transport.put(key, bytes);
+      await suite.transport.put(key, bytes);
     },
   };
   const a = await device(prefix, OLD, { transport: aTransport });
@@ -95,7 +80,7 @@ test('an upload landing between the rotating device\'s round and its switch reac
   expect(race).toBeNull();
   expect(racingId).not.toBe('');
   // B's racing object was deleted with the old epoch before reaching anyone.
-  expect(await transport.list(`${oldBase}log/`)).toEqual([]);
+  expect(await suite.transport.list(`${oldBase}log/`)).toEqual([]);
   expect(await a.get(racingId)).toBeNull();
   // A edits the tags after the rotation: a later clock than B's racing edit, which must not roll it back.
   await new Promise((resolve) => setTimeout(resolve, 5));
@@ -114,10 +99,10 @@ test('an upload landing between the rotating device\'s round and its switch reac
   // B sent again only what the rotation's snapshot lacked (one object); C, whose uploads it holds, nothing.
   const base = epochBase(prefix, await epochOf(prefix));
   const [bDevice, cDevice] = [(await b.stats()).sync!.device, (await c.stats()).sync!.device];
-  expect(await transport.list(`${base}log/${bDevice}/`)).toHaveLength(1);
-  expect(await transport.list(`${base}log/${cDevice}/`)).toEqual([]);
-  expect(bucketHolds(s3, 'racingcanary')).toEqual([]);
-  expect(bucketHolds(s3, 'oars')).toEqual([]);
+  expect(await suite.transport.list(`${base}log/${bDevice}/`)).toHaveLength(1);
+  expect(await suite.transport.list(`${base}log/${cDevice}/`)).toEqual([]);
+  expect(bucketHolds(suite.s3, 'racingcanary')).toEqual([]);
+  expect(bucketHolds(suite.s3, 'oars')).toEqual([]);
 });
 
 test('two devices setting up an empty bucket at once: neither is refused, both end with both memories', async () => {
@@ -128,15 +113,15 @@ test('two devices setting up an empty bucket at once: neither is refused, both e
   const released = new Promise<void>((resolve) => (release = resolve));
   // B's key record PUT waits until A has set the bucket up and uploaded a memory, then overwrites A's record.
   const bTransport: SyncTransport = {
-    list: (k) => transport.list(k),
-    get: (k) => transport.get(k),
-    delete: (k) => transport.delete!(k),
+    list: (k) => suite.transport.list(k),
+    get: (k) => suite.transport.get(k),
+    delete: (k) => suite.transport.delete!(k),
     async put(key, bytes) {
       if (key === prefix + KEY_RECORD) {
         waiting();
         await released;
       }
-      await transport.put(key, bytes);
+      await suite.transport.put(key, bytes);
     },
   };
   const a = await device(prefix, OLD);
@@ -147,7 +132,7 @@ test('two devices setting up an empty bucket at once: neither is refused, both e
   const [fromA] = await a.add({ text: 'set up by A: the wifi password is on the fridge' });
   await a.syncNow();
   const aEpoch = await epochOf(prefix);
-  expect(await transport.list(`${epochBase(prefix, aEpoch)}log/`)).toHaveLength(1);
+  expect(await suite.transport.list(`${epochBase(prefix, aEpoch)}log/`)).toHaveLength(1);
   release();
   await bFirst;
   // B's record replaced A's: A's object sits in an epoch nobody reads, and A sends its state again into B's.
@@ -159,8 +144,8 @@ test('two devices setting up an empty bucket at once: neither is refused, both e
   expect((await b.get(fromA!))?.text).toContain('wifi password');
   // A removed its objects from the epoch it left: the bucket holds the key record and the live epoch only.
   const live = epochBase(prefix, await epochOf(prefix));
-  expect((await transport.list(prefix)).filter((k) => k !== prefix + KEY_RECORD && !k.startsWith(live))).toEqual([]);
-  expect(bucketHolds(s3, 'wifi')).toEqual([]);
+  expect((await suite.transport.list(prefix)).filter((k) => k !== prefix + KEY_RECORD && !k.startsWith(live))).toEqual([]);
+  expect(bucketHolds(suite.s3, 'wifi')).toEqual([]);
 });
 
 test('a device whose new key record is overwritten at once adopts the stored record (or is WRONG_KEY for another secret)', async () => {

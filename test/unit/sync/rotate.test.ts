@@ -2,38 +2,23 @@
  * Removing a device by rotating the sync key (docs/sync.md, Keys): real engines through a real local S3 server
  * (s3rver over HTTP), B's database in a file so it can be reopened with the new passphrase.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { openNodeStore } from '../../../src/node/file-store.js';
 import type { Store } from '../../../src/store/store.js';
 import { epochBase, KEY_RECORD, newKeyRecord, open, seal, syncKey, type SyncSecret } from '../../../src/sync/envelope.js';
 import { formatHlc } from '../../../src/sync/hlc.js';
-import { s3Transport } from '../../../src/sync/s3.js';
 import { objectName } from '../../../src/sync/sync.js';
 import type { SyncTransport } from '../../../src/sync/transport.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { testEmbedder } from '../helpers/embedder.js';
-import { bucketHolds, startS3, type LocalS3 } from './s3-server.js';
+import { bucketHolds, s3Suite } from './s3-server.js';
 
-let s3: LocalS3;
-let transport: SyncTransport;
-let dir: string;
+const suite = s3Suite('rotate');
+const { engines } = suite;
 let run = 0;
-const engines: Engine[] = [];
-beforeAll(async () => {
-  s3 = await startS3();
-  transport = s3Transport(s3.config);
-  dir = mkdtempSync(join(tmpdir(), 'engram-rotate-'));
-});
-afterAll(async () => {
-  for (const engine of engines) await engine.close().catch(() => undefined);
-  await s3.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const OLD = 'the old sync passphrase';
 const NEW = 'the new sync passphrase';
@@ -43,7 +28,7 @@ async function device(prefix: string, secret: SyncSecret, store?: Store): Promis
   const engine = await createEngine({
     embedder: testEmbedder(),
     ...(store ? { store } : {}),
-    sync: { transport: s3.config, prefix, intervalMs: 0, ...('passphrase' in secret ? { passphrase: secret.passphrase, iterations: ITERATIONS } : { key: secret.key }) },
+    sync: { transport: suite.s3.config, prefix, intervalMs: 0, ...('passphrase' in secret ? { passphrase: secret.passphrase, iterations: ITERATIONS } : { key: secret.key }) },
   });
   engines.push(engine);
   return engine;
@@ -65,14 +50,14 @@ async function keyFor(prefix: string, record: Uint8Array, secret: SyncSecret): P
 /** A version 1 key record, as builds before key epochs made (no epoch: objects straight under the prefix). */
 async function seedVersion1(prefix: string, passphrase: string): Promise<void> {
   const { epoch: _, ...rest } = JSON.parse((await newKeyRecord({ passphrase, iterations: ITERATIONS })).record) as Record<string, unknown>;
-  await transport.put(prefix + KEY_RECORD, new TextEncoder().encode(JSON.stringify({ ...rest, version: 1 })));
+  await suite.transport.put(prefix + KEY_RECORD, new TextEncoder().encode(JSON.stringify({ ...rest, version: 1 })));
 }
 
 const SEALED = /(?:^|\/)(log|snap)\/([0-9a-z]+)\/(\d{12})(?:\/(head|data))?$/;
 
 test('A rotates: B converges with the new passphrase, C with the old one gets WRONG_KEY and nothing it writes arrives', async () => {
   const prefix = `r${++run}/`;
-  const bPath = join(dir, `b${run}.db`);
+  const bPath = join(suite.dir, `b${run}.db`);
   // A bucket set up by an earlier build: its objects straight under the prefix, until the rotation.
   await seedVersion1(prefix, OLD);
   const a = await device(prefix, { passphrase: OLD });
@@ -84,36 +69,36 @@ test('A rotates: B converges with the new passphrase, C with the old one gets WR
   // B writes just before the rotation: A's rotation round pulls it first.
   await b.add({ text: 'B wrote this right before the rotation' });
   await b.syncNow();
-  const oldRecord = (await transport.get(prefix + KEY_RECORD))!;
+  const oldRecord = (await suite.transport.get(prefix + KEY_RECORD))!;
   const oldKey = await keyFor(prefix, oldRecord, { passphrase: OLD });
   expect(JSON.parse(new TextDecoder().decode(oldRecord))).toMatchObject({ version: 1 });
 
   await a.rotateSyncKey({ passphrase: NEW, iterations: ITERATIONS });
-  const record = JSON.parse(new TextDecoder().decode((await transport.get(prefix + KEY_RECORD))!));
+  const record = JSON.parse(new TextDecoder().decode((await suite.transport.get(prefix + KEY_RECORD))!));
   expect(record).toMatchObject({ version: 2, epoch: expect.stringMatching(/^[0-9a-f]{16}$/) });
   expect(record.salt).not.toBe(JSON.parse(new TextDecoder().decode(oldRecord)).salt);
   expect(await a.count()).toBe(3);
 
   // Byte scan: every object left in the bucket, opened with the old key under its own name, fails.
-  const left = (await transport.list(prefix)).filter((k) => k !== prefix + KEY_RECORD);
+  const left = (await suite.transport.list(prefix)).filter((k) => k !== prefix + KEY_RECORD);
   expect(left.length).toBeGreaterThan(0);
   expect(left.filter((k) => k.startsWith(`${prefix}log/`) || k.startsWith(`${prefix}snap/`))).toEqual([]);
   for (const name of left) {
     const match = SEALED.exec(name)!;
     expect(match, name).not.toBeNull();
-    await expect(open(oldKey, name, match[2]!, Number(match[3]), (await transport.get(name))!)).rejects.toMatchObject({ code: ErrorCode.SYNC_TAMPERED });
+    await expect(open(oldKey, name, match[2]!, Number(match[3]), (await suite.transport.get(name))!)).rejects.toMatchObject({ code: ErrorCode.SYNC_TAMPERED });
   }
 
   // C, removed: WRONG_KEY at once, nothing applied, and its later writes are not uploaded.
   await a.add({ text: 'after the rotation, only for A and B' });
-  const before = (await transport.list(prefix)).sort();
+  const before = (await suite.transport.list(prefix)).sort();
   await expect(c.syncNow()).rejects.toMatchObject({ code: ErrorCode.WRONG_KEY });
   expect(await c.count()).toBe(2);
   await c.add({ text: 'removedcanary written by C after the rotation' });
   await expect(c.syncNow()).rejects.toMatchObject({ code: ErrorCode.WRONG_KEY });
   expect((await c.stats()).sync).toMatchObject({ pending: 1, error: { code: ErrorCode.WRONG_KEY } });
-  expect((await transport.list(prefix)).sort()).toEqual(before);
-  expect(bucketHolds(s3, 'removedcanary')).toEqual([]);
+  expect((await suite.transport.list(prefix)).sort()).toEqual(before);
+  expect(bucketHolds(suite.s3, 'removedcanary')).toEqual([]);
 
   // B with the old passphrase is refused too; reopened with the new one it converges, both ways.
   await expect(b.syncNow()).rejects.toMatchObject({ code: ErrorCode.WRONG_KEY });
@@ -138,29 +123,29 @@ test('objects a removed device seals under the old key are never applied: ignore
   const b = await device(prefix, { passphrase: OLD });
   await a.add({ text: 'before' });
   await converge(a, b);
-  const oldRecord = (await transport.get(prefix + KEY_RECORD))!;
+  const oldRecord = (await suite.transport.get(prefix + KEY_RECORD))!;
   const oldKey = await keyFor(prefix, oldRecord, { passphrase: OLD });
   const oldBase = epochBase(prefix, (JSON.parse(new TextDecoder().decode(oldRecord)) as { epoch: string }).epoch);
   await a.rotateSyncKey({ passphrase: NEW, iterations: ITERATIONS });
-  const { epoch } = JSON.parse(new TextDecoder().decode((await transport.get(prefix + KEY_RECORD))!)) as { epoch: string };
+  const { epoch } = JSON.parse(new TextDecoder().decode((await suite.transport.get(prefix + KEY_RECORD))!)) as { epoch: string };
   // What an old build of C (which never rereads the key record) would upload after the rotation.
   const entry = { k: 'put', id: 'stale', h: formatHlc({ wall: Date.now() + 1000, count: 0 }, 'c0ffee'), f: { text: 'stale write', createdAt: 1, priority: 1, pinned: false, tags: [] } };
   const stale = objectName(oldBase, 'c0ffee', 1);
-  await transport.put(stale, await seal(oldKey, stale, 'c0ffee', 1, { v: 1, entries: [entry] }));
+  await suite.transport.put(stale, await seal(oldKey, stale, 'c0ffee', 1, { v: 1, entries: [entry] }));
   const b2 = await device(prefix, { passphrase: NEW });
   await converge(a, b2);
   expect(await a.get('stale')).toBeNull();
   expect(await b2.get('stale')).toBeNull();
   // The same object under the new epoch's name: refused, nothing of that round applied.
   const inEpoch = objectName(`${prefix}e/${epoch}/`, 'c0ffee', 1);
-  await transport.put(inEpoch, await seal(oldKey, inEpoch, 'c0ffee', 1, { v: 1, entries: [entry] }));
+  await suite.transport.put(inEpoch, await seal(oldKey, inEpoch, 'c0ffee', 1, { v: 1, entries: [entry] }));
   await expect(a.syncNow()).rejects.toMatchObject({ code: ErrorCode.SYNC_TAMPERED });
   expect(await a.get('stale')).toBeNull();
-  await transport.delete!(inEpoch);
+  await suite.transport.delete!(inEpoch);
   await a.syncNow();
   // Control: the same entries sealed under the new key are applied, so the refusals above are the old key's.
-  const newKey = await keyFor(prefix, (await transport.get(prefix + KEY_RECORD))!, { passphrase: NEW });
-  await transport.put(inEpoch, await seal(newKey, inEpoch, 'c0ffee', 1, { v: 1, entries: [entry] }));
+  const newKey = await keyFor(prefix, (await suite.transport.get(prefix + KEY_RECORD))!, { passphrase: NEW });
+  await suite.transport.put(inEpoch, await seal(newKey, inEpoch, 'c0ffee', 1, { v: 1, entries: [entry] }));
   await a.syncNow();
   expect((await a.get('stale'))?.text).toBe('stale write');
 });
@@ -170,22 +155,22 @@ test('rotation to a raw key and again to a passphrase; a weak or malformed next 
   const a = await device(prefix, { passphrase: OLD });
   await a.add({ text: 'kept through two rotations' });
   await a.syncNow();
-  const before = (await transport.get(prefix + KEY_RECORD))!;
+  const before = (await suite.transport.get(prefix + KEY_RECORD))!;
   await expect(a.rotateSyncKey({ passphrase: 'short' })).rejects.toMatchObject({ code: ErrorCode.WEAK_PASSPHRASE });
   await expect(a.rotateSyncKey({ key: new Uint8Array(16) })).rejects.toMatchObject({ code: ErrorCode.INVALID_INPUT });
   await expect(a.rotateSyncKey({ passphrase: NEW, key: new Uint8Array(32) } as never)).rejects.toMatchObject({ code: ErrorCode.INVALID_INPUT });
   await expect(a.rotateSyncKey(null as never)).rejects.toMatchObject({ code: ErrorCode.INVALID_INPUT });
-  expect(await transport.get(prefix + KEY_RECORD)).toEqual(before);
+  expect(await suite.transport.get(prefix + KEY_RECORD)).toEqual(before);
   const key = crypto.getRandomValues(new Uint8Array(32));
   await a.rotateSyncKey({ key });
-  const first = JSON.parse(new TextDecoder().decode((await transport.get(prefix + KEY_RECORD))!)) as { epoch: string; kdf: string };
+  const first = JSON.parse(new TextDecoder().decode((await suite.transport.get(prefix + KEY_RECORD))!)) as { epoch: string; kdf: string };
   expect(first.kdf).toBe('HKDF-SHA-256');
   const withKey = await device(prefix, { key });
   await withKey.syncNow();
   expect(await withKey.count()).toBe(1);
   await a.rotateSyncKey({ passphrase: NEW, iterations: ITERATIONS });
   // The previous epoch's objects are gone: a rotation deletes what it leaves behind.
-  expect(await transport.list(`${prefix}e/${first.epoch}/`)).toEqual([]);
+  expect(await suite.transport.list(`${prefix}e/${first.epoch}/`)).toEqual([]);
   await expect(withKey.syncNow()).rejects.toMatchObject({ code: ErrorCode.WRONG_KEY });
   const withNew = await device(prefix, { passphrase: NEW });
   await withNew.syncNow();

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
-import type { S3TransportConfig } from '../../../src/sync/s3.js';
+import { afterAll, beforeAll } from 'vitest';
+import type { Engine } from '../../../src/engine/engine.js';
+import { s3Transport, type S3TransportConfig } from '../../../src/sync/s3.js';
+import type { SyncTransport } from '../../../src/sync/transport.js';
 
 /** What a browser app needs: its origin may GET, PUT, DELETE and list with signed headers. */
 export const BROWSER_CORS = `<CORSConfiguration>
@@ -50,4 +53,41 @@ export async function startS3(bucket = 'memories'): Promise<LocalS3> {
 export function bucketHolds(s3: LocalS3, text: string): string[] {
   const needle = Buffer.from(text, 'utf8');
   return s3.files().filter((file) => readFileSync(file).includes(needle));
+}
+
+/** One test file's local S3 server, its transport and a temp folder; the engines pushed to `engines` close after the file. */
+export interface S3Suite {
+  readonly s3: LocalS3;
+  readonly transport: SyncTransport;
+  readonly dir: string;
+  readonly engines: Engine[];
+}
+
+export function s3Suite(label: string): S3Suite {
+  let s3: LocalS3 | undefined;
+  let transport: SyncTransport | undefined;
+  let dir: string | undefined;
+  const engines: Engine[] = [];
+  beforeAll(async () => {
+    s3 = await startS3();
+    transport = s3Transport(s3.config);
+    dir = mkdtempSync(join(tmpdir(), `engram-${label}-`));
+  });
+  afterAll(async () => {
+    for (const engine of engines) await engine.close().catch(() => undefined);
+    await s3?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    get s3() {
+      return s3!;
+    },
+    get transport() {
+      return transport!;
+    },
+    get dir() {
+      return dir!;
+    },
+    engines,
+  };
 }
