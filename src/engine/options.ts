@@ -52,7 +52,10 @@ export interface EngineOptions {
    * so one call is the longest a search waits behind an ingest.
    */
   embedBatchSize?: number;
-  /** Makes the vector scan. Default: `QuantizedScan` (int8 + exact rescoring, same answers as `exactScan`). */
+  /**
+   * Makes the vector scan. Default: `QuantizedScan` (int8 + exact rescoring, same answers as `exactScan`), its
+   * kernel compiled in the background.
+   */
   vectorScan?: () => VectorScan;
   /**
    * How vectors are held in memory. 'float32': every vector. 'compact': only int8 and sign codes; a search reads
@@ -152,7 +155,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     limits,
     maxQueryChars,
     embedBatchSize,
-    vectorScan: options.vectorScan ?? (() => new QuantizedScan()),
+    vectorScan: options.vectorScan ?? (() => new QuantizedScan({ kernelCompile: 'background' })),
     vectorMemory: vectorMemoryOf(options.vectorMemory),
     compactVectorsFrom: positiveInt(options.compactVectorsFrom ?? 200_000, 'compactVectorsFrom'),
     // Called as methods of `options`, as given.

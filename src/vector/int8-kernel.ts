@@ -9,7 +9,7 @@
  *   dotsAt(rows, list, count, stride, query, out): the same for the rows numbered in list[0..count]
  *   (byte offsets into the memory; stride is a multiple of 16 and rows are zero-padded to it)
  */
-import { addTo, assembleModule, countDown, KernelMemory, op, simdModuleOnce, sumLanes, uleb, type KernelFunction } from './wasm-encoder.js';
+import { addTo, assembleModule, countDown, KernelMemory, op, simdModuleOnce, sumLanes, uleb, type CompiledOnce, type KernelFunction } from './wasm-encoder.js';
 
 export interface Int8Kernel {
   /** The memory the offsets below refer to. Views on it die when it grows: re-create them after `grow`. */
@@ -248,16 +248,16 @@ function fixedKernels(steps: number): KernelFunction[] {
 
 /** Longest stride (in 16-byte steps) given its own unrolled kernels: 1,024 dims; longer rows use the loop kernels. */
 const MAX_FIXED_STEPS = 64;
-const fixedModules = new Map<number, () => WebAssembly.Module | null>();
+const fixedModules = new Map<number, CompiledOnce>();
 
-function fixedModule(stride: number): WebAssembly.Module | null {
+function fixedModule(stride: number): CompiledOnce {
   let compiled = fixedModules.get(stride);
   if (!compiled) {
     // The loop kernels and the unrolled ones in one module, so they share the memory.
     compiled = simdModuleOnce(() => assembleModule([...loopKernels(), ...fixedKernels(stride / 16)]));
     fixedModules.set(stride, compiled);
   }
-  return compiled();
+  return compiled;
 }
 
 type DotsFn = (rows: number, count: number, stride: number, query: number, out: number) => void;
@@ -292,12 +292,28 @@ class SimdKernel extends KernelMemory implements Int8Kernel {
  * multiple of 16, up to 1,024), dots and dotsAt run unrolled kernels for that stride (other strides still work).
  */
 export function createInt8Kernel(bytes: number, stride?: number): Int8Kernel | null {
-  if (stride !== undefined && stride > 0 && stride % 16 === 0 && stride / 16 <= MAX_FIXED_STEPS) {
-    const module = fixedModule(stride);
+  if (hasFixed(stride)) {
+    const module = fixedModule(stride)();
     if (module) return new SimdKernel(module, bytes, stride);
   }
   const module = simdModule();
   return module ? new SimdKernel(module, bytes) : null;
+}
+
+/**
+ * createInt8Kernel without waiting on a compile (CompiledOnce.soon): undefined while no module is compiled yet; the
+ * loop kernels while only they are.
+ */
+export function createInt8KernelSoon(bytes: number, stride?: number): Int8Kernel | null | undefined {
+  const fixed = hasFixed(stride) ? fixedModule(stride).soon() : null;
+  if (fixed) return new SimdKernel(fixed, bytes, stride);
+  const module = simdModule.soon();
+  if (module === undefined) return undefined;
+  return module ? new SimdKernel(module, bytes) : fixed;
+}
+
+function hasFixed(stride: number | undefined): stride is number {
+  return stride !== undefined && stride > 0 && stride % 16 === 0 && stride / 16 <= MAX_FIXED_STEPS;
 }
 
 /** Bytes of dotsMany's query area per group of four queries of `stride` int8 codes. */

@@ -18,7 +18,7 @@
  * Where WebAssembly SIMD is missing, the exact float32 scan runs instead (and nothing is prefiltered).
  */
 import { exactRowsAbove, exactScan, RowsAboveCollector } from './exact-scan.js';
-import { createInt8Kernel, groupBytes, interleaveQueries, type Int8Kernel } from './int8-kernel.js';
+import { createInt8Kernel, createInt8KernelSoon, groupBytes, interleaveQueries, type Int8Kernel } from './int8-kernel.js';
 import type { RowsAbove, ScoredRow, VectorRows, VectorScan } from './scan.js';
 import { SignCodes } from './sign-codes.js';
 import { dot } from './similarity.js';
@@ -47,6 +47,12 @@ export interface QuantizedScanOptions {
   prefilterShortlist?: number;
   /** Default 1/20: the shortlist grows with the index, so recall does not fall as the index grows. */
   prefilterShortlistShare?: number;
+  /**
+   * `'now'` (the default) compiles the SIMD kernel on first use; `'background'` compiles it off the thread and
+   * answers with the exact float32 scan until it is ready (the same rows, scores and order). Engines use
+   * `'background'`: in WebKit a synchronous compile can wait behind the engine's tier-up of SQLite's WebAssembly.
+   */
+  kernelCompile?: 'now' | 'background';
 }
 
 export const defaultQuantizedScanOptions: Required<QuantizedScanOptions> = {
@@ -54,6 +60,7 @@ export const defaultQuantizedScanOptions: Required<QuantizedScanOptions> = {
   prefilterMinDim: 256,
   prefilterShortlist: 1_000,
   prefilterShortlistShare: 1 / 20,
+  kernelCompile: 'now',
 };
 
 export class QuantizedScan implements VectorScan {
@@ -217,10 +224,14 @@ export class QuantizedScan implements VectorScan {
   /** Sizes itself to the index on first use; false where there is no SIMD kernel. */
   private ready(index: VectorRows): boolean {
     if (this.kernel === undefined || this.dim !== index.dim) {
+      const stride = Math.ceil(index.dim / 16) * 16;
+      const kernel = this.options.kernelCompile === 'now' ? createInt8Kernel(stride * 64, stride) : createInt8KernelSoon(stride * 64, stride);
+      // Still compiling: the exact scan answers, and a later call quantises every row then.
+      if (kernel === undefined) return false;
       this.dim = index.dim;
-      this.stride = Math.ceil(index.dim / 16) * 16;
+      this.stride = stride;
       this.capacity = 0;
-      this.kernel = createInt8Kernel(this.stride * 64, this.stride);
+      this.kernel = kernel;
       this.scales = new Float32Array(0);
       this.errors = new Float32Array(0);
       this.maxError = 0;

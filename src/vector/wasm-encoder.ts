@@ -111,13 +111,36 @@ function compileSimd(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module | null 
   }
 }
 
+/** A module compiled once and kept (null included: no SIMD here). */
+export interface CompiledOnce {
+  /** The module, compiled now if it is not yet. */
+  (): WebAssembly.Module | null;
+  /**
+   * The module without waiting: undefined while it compiles off the thread (the first call starts that). A
+   * synchronous compile waits behind JavaScriptCore's background tier-up of hot WebAssembly, SQLite's in any worker
+   * of the process: in WebKitGTK it blocked a worker for 16–80 s.
+   */
+  soon(): WebAssembly.Module | null | undefined;
+}
+
 /** `assemble`'s module, assembled and compiled on the first call and kept (compileSimd's answer, null included). */
-export function simdModuleOnce(assemble: () => Uint8Array<ArrayBuffer>): () => WebAssembly.Module | null {
+export function simdModuleOnce(assemble: () => Uint8Array<ArrayBuffer>): CompiledOnce {
   let compiled: WebAssembly.Module | null | undefined;
-  return () => {
+  let compiling: Promise<void> | undefined;
+  const now = () => {
     if (compiled === undefined) compiled = compileSimd(assemble());
     return compiled;
   };
+  now.soon = () => {
+    if (compiled !== undefined) return compiled;
+    if (typeof WebAssembly !== 'object') return (compiled = null);
+    compiling ??= WebAssembly.compile(assemble()).then(
+      (module) => void (compiled ??= module),
+      () => void (compiled ??= null),
+    );
+    return undefined;
+  };
+  return now;
 }
 
 const PAGE = 65536;

@@ -88,7 +88,7 @@ interface Target {
 
 async function devTarget(): Promise<Target> {
   const { startViteServer } = await import('./vite-server.js');
-  const { server, baseURL } = await startViteServer({ frozen: true });
+  const { server, baseURL } = await startViteServer({ frozen: true, keepModules: true });
   return { label: 'dev', url: baseURL + LAB, stop: () => server.close() };
 }
 

@@ -104,20 +104,34 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     quotaProfile.dispose();
   });
 
-  /** Lowers the origin's quota to what it uses now plus `room` bytes. */
+  /**
+   * Lowers the origin's quota to what it uses now plus `room` bytes. Chrome's IndexedDB approves writes from the free
+   * space it last read, decaying over 30 s (BucketContext::kBucketSpaceCacheTimeLimit), so a lowered quota would be
+   * felt up to 30 s late; the origin's backing store closes 2 s after its last connection (each lab run's worker is
+   * ended), and the next one reads the quota afresh.
+   */
   async function leaveRoom(room: number): Promise<void> {
     const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
     await cdp.send('Storage.overrideQuotaForOrigin', { origin: origin(), quotaSize: used + room });
+    if (backend === 'idb') await page.waitForTimeout(3000);
   }
 
   /**
-   * A disk with no room left. OPFS refuses the next write at once; Chrome lets IndexedDB transactions commit above
-   * a lowered quota until it has refused one, so a filler database is written until it is.
+   * A disk with no room left. OPFS refuses the next write at once; IndexedDB transactions can commit above a
+   * lowered quota until one is refused, so a filler database is written until it is.
    */
   async function fillDisk(): Promise<void> {
     if (backend === 'opfs') return leaveRoom(0);
     await leaveRoom(4 * 2 ** 20);
-    expect(await run('fillUntilRefused', backend, uniqueName('filler'))).toBeGreaterThan(0);
+    expect(await fillToTheLastBytes()).toBeGreaterThan(0);
+  }
+
+  /** Writes until one is refused, then smaller ones: less than 100 bytes stay free. Returns the big writes made. */
+  async function fillToTheLastBytes(): Promise<number> {
+    const filler = uniqueName('filler');
+    const written = await run('fillUntilRefused', backend, filler);
+    for (const textBytes of [100_000, 10_000, 1_000, 100]) await run('fillUntilRefused', backend, filler, { memoriesPerWrite: 1, textBytes });
+    return written;
   }
 
   test('a migration that runs out of space is refused with QUOTA_EXCEEDED, leaves version 1 readable, and completes once space is freed', async () => {
@@ -158,11 +172,8 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     const name = uniqueName(`no-id-${backend}`);
     await run('open', backend, name, { add: 4 });
     expect(await run('dropInstanceId', backend, name)).toBe(0);
-    // Full to the last few bytes: big writes until one is refused, then one-memory writes until one is.
     await leaveRoom(4 * 2 ** 20);
-    const filler = uniqueName('filler');
-    await run('fillUntilRefused', backend, filler);
-    await run('fillUntilRefused', backend, filler, { memoriesPerWrite: 1, textBytes: 100 });
+    await fillToTheLastBytes();
     try {
       // On IndexedDB writing the id is refused: the open goes on without it, and the data stays readable. (On OPFS
       // the one-row write fits in room the WAL file already holds, so it is not refused there.)

@@ -18,7 +18,7 @@ let lock: string | undefined;
 /** One Vite dev server (the project's own vite.config.ts) for every browser test file. */
 export async function setup(project: TestProject): Promise<void> {
   // Frozen (no file watching, no hot reload): an edit elsewhere in the tree must not reload a page mid-test.
-  const started = await startViteServer({ frozen: true });
+  const started = await startViteServer({ frozen: true, keepModules: true });
   server = started.server;
   project.provide('baseURL', started.baseURL);
   // Not created here: its existence means held.

@@ -26,6 +26,10 @@ describe.each(engines)('%s', (engine) => {
     let results: SpecResult[] = [];
     beforeAll(async () => {
       results = await page.evaluate<SpecResult[]>(`return window.lab.runSpec(${JSON.stringify(backend)}, ${encrypted});`, 170_000);
+      // WebKitGTK stalls some cases for seconds: a worker's WebAssembly compile waits behind JavaScriptCore's tier-up
+      // of hot SQLite code (none with JSC_useOMGJIT=false). Say where.
+      const slow = results.filter((r) => r.ms > 5000).map((r) => `${r.name.slice(0, 60)}…: ${Math.round(r.ms / 1000)} s`);
+      if (slow.length > 0) console.log(`${engine}, ${backend}${encrypted ? ', encrypted' : ''}: slow cases: ${slow.join('; ')}`);
     });
 
     test('every spec case ran', () => {

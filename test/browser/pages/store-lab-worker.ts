@@ -11,6 +11,8 @@ import { Connection, type SqliteBackend } from '../../../worker/sqlite.js';
 export interface SpecResult {
   name: string;
   error: string | null;
+  /** How long the case took. */
+  ms: number;
 }
 
 let opened = 0;
@@ -120,11 +122,12 @@ const lab = {
     for (const spec of storeSpec) {
       // As long as checkDatabaseName allows: wa-sqlite's default path limit once failed names over ~40 characters.
       const name = uniqueName(`spec-${backend}${encrypted ? '-encrypted' : ''}`).padEnd(100, 'n');
+      const t0 = performance.now();
       try {
         await spec.run(() => openSqliteStore({ name, backend, encryption: key && { key } }));
-        results.push({ name: spec.name, error: null });
+        results.push({ name: spec.name, error: null, ms: performance.now() - t0 });
       } catch (error) {
-        results.push({ name: spec.name, error: error instanceof Error ? `${describe(error)}\n${error.stack}` : describe(error) });
+        results.push({ name: spec.name, error: error instanceof Error ? `${describe(error)}\n${error.stack}` : describe(error), ms: performance.now() - t0 });
       }
     }
     return results;

@@ -155,6 +155,28 @@ describe('quantised vector scan (int8 + exact rescoring)', () => {
     );
   });
 
+  it("kernelCompile 'background': exact float32 answers while the kernel compiles, the int8 scan (same answers) once it has", async () => {
+    // A dim no other test here uses, so its unrolled module is not compiled yet.
+    const dim = 208;
+    const vectors = clustered(7, 1210, dim);
+    const queries = vectors.splice(0, 10);
+    const scan = new QuantizedScan({ kernelCompile: 'background' });
+    const index = new VectorIndex(dim, scan);
+    index.setMany(vectors.map((_, i) => `m${i}`), vectors);
+    const expected = queries.map((query) => exactScan.topK(index, query, 10));
+    const readsPerQuery = () =>
+      queries.map((query, q) => {
+        const { rows, read } = countingRows(index);
+        expect(scan.topK(rows, query, 10)).toEqual(expected[q]);
+        return read.size;
+      });
+    // No module yet: the exact scan reads every row.
+    expect(readsPerQuery().every((n) => n === index.size)).toBe(true);
+    for (let wait = 0; wait < 200 && readsPerQuery().some((n) => n === index.size); wait++) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Compiled: the rows written before it are quantised, and a search rescores only a few of them.
+    expect(readsPerQuery().every((n) => n < index.size / 10)).toBe(true);
+  });
+
   it('handles zero vectors and an empty index', () => {
     const index = new VectorIndex(4, new QuantizedScan());
     expect(index.search(Float32Array.from([1, 0, 0, 0]), 5)).toEqual([]);
