@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import { baseURL, launchPersistent, openBlankPage, tempProfileDir } from './harness.js';
+import { baseURL, launchPersistent, leaveRoom, openBlankPage, tempProfileDir } from './harness.js';
 import type { EvictionLab } from './pages/eviction-lab-worker.js';
 import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.js';
 
@@ -104,25 +104,16 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     quotaProfile.dispose();
   });
 
-  /**
-   * Lowers the origin's quota to what it uses now plus `room` bytes. Chrome's IndexedDB approves writes from the free
-   * space it last read, decaying over 30 s (BucketContext::kBucketSpaceCacheTimeLimit), so a lowered quota would be
-   * felt up to 30 s late; the origin's backing store closes 2 s after its last connection (each lab run's worker is
-   * ended), and the next one reads the quota afresh.
-   */
-  async function leaveRoom(room: number): Promise<void> {
-    const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
-    await cdp.send('Storage.overrideQuotaForOrigin', { origin: origin(), quotaSize: used + room });
-    if (backend === 'idb') await page.waitForTimeout(3000);
-  }
+  /** Lowers the origin's quota to what it uses now plus `room` bytes (harness.ts). */
+  const leaveRoomHere = (room: number) => leaveRoom(page, cdp, room, { indexedDB: backend === 'idb' });
 
   /**
    * A disk with no room left. OPFS refuses the next write at once; IndexedDB transactions can commit above a
    * lowered quota until one is refused, so a filler database is written until it is.
    */
   async function fillDisk(): Promise<void> {
-    if (backend === 'opfs') return leaveRoom(0);
-    await leaveRoom(4 * 2 ** 20);
+    if (backend === 'opfs') return leaveRoomHere(0);
+    await leaveRoomHere(4 * 2 ** 20);
     expect(await fillToTheLastBytes()).toBeGreaterThan(0);
   }
 
@@ -142,7 +133,7 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     expect(built).toMatchObject({ version: 1, memories: rows, vectors: { rows }, latest: SCHEMA_VERSION });
     // OPFS checks every write against the quota: 1 MB of room runs out mid-migration. On IndexedDB the disk is
     // filled beforehand (see fillDisk).
-    if (backend === 'opfs') await leaveRoom(2 ** 20);
+    if (backend === 'opfs') await leaveRoomHere(2 ** 20);
     else await fillDisk();
     try {
       const refused = await run('tryOpen', backend, name);
@@ -172,7 +163,7 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     const name = uniqueName(`no-id-${backend}`);
     await run('open', backend, name, { add: 4 });
     expect(await run('dropInstanceId', backend, name)).toBe(0);
-    await leaveRoom(4 * 2 ** 20);
+    await leaveRoomHere(4 * 2 ** 20);
     await fillToTheLastBytes();
     try {
       // On IndexedDB writing the id is refused: the open goes on without it, and the data stays readable. (On OPFS
@@ -191,7 +182,7 @@ describe.each(['opfs', 'idb'] as const)('a full disk while opening (%s)', (backe
     const name = uniqueName(`cross-quota-${backend}`);
     const rows = 1000;
     const built = await run('buildVersion1', backend, name, rows, 1024);
-    await leaveRoom(2 ** 20);
+    await leaveRoomHere(2 ** 20);
     // Chrome's IndexedDB compares a write with a usage figure it refreshes lazily: let it catch up with the build.
     await new Promise((resolve) => setTimeout(resolve, 5000));
     try {

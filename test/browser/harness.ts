@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Request } from 'playwright-core';
 import { inject } from 'vitest';
 import { findBrowsers } from '../../scripts/browsers.js';
 
@@ -42,6 +42,18 @@ export async function launchPersistent(userDataDir: string, options: { webgpu?: 
     headless: true,
     args: chromiumArgs(options.webgpu ?? true),
   });
+}
+
+/**
+ * Lowers the test origin's quota to what it uses now plus `room` bytes. OPFS checks every write against it at once.
+ * Chrome's IndexedDB approves writes from the free space it last read, decaying over 30 s
+ * (BucketContext::kBucketSpaceCacheTimeLimit), so it would feel the new quota up to 30 s late: `indexedDB: true`
+ * waits until the origin's backing store has closed, 2 s after its last connection, and the next one reads it afresh.
+ */
+export async function leaveRoom(page: Page, cdp: CDPSession, room: number, options: { indexedDB?: boolean } = {}): Promise<void> {
+  const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL()).origin, quotaSize: used + room });
+  if (options.indexedDB) await page.waitForTimeout(3000);
 }
 
 /** Records every request a page makes and reports those that leave the test server's origin. */

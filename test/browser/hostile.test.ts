@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { baseURL, launchPersistent, tempProfileDir } from './harness.js';
+import { baseURL, launchPersistent, leaveRoom, tempProfileDir } from './harness.js';
 import { lines, openLab } from './pages/memory-lab.js';
 
 const profile = tempProfileDir();
@@ -471,8 +471,7 @@ describe('the snapshot keeper', () => {
     const cdp = await context.newCDPSession(page);
     const origin = new URL(baseURL()).origin;
     // Room for almost nothing: the idle save (10 s after the last change) fails for lack of space.
-    const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
-    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: used + 8 * 1024 });
+    await leaveRoom(page, cdp, 8 * 1024);
     let failure: { code: string; message: string } | null;
     try {
       failure = await page.evaluate(async () => {

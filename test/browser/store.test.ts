@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { storeSpec } from '../spec/store-spec.js';
-import { baseURL, launchPersistent, openBlankPage, tempProfileDir } from './harness.js';
+import { baseURL, launchPersistent, leaveRoom, openBlankPage, tempProfileDir } from './harness.js';
 import type { SpecResult, StoreLab } from './pages/store-lab-worker.js';
 
 // The SQLite store (worker/sqlite-store.ts) in real Chromium: real OPFS and IndexedDB, real wa-sqlite.
@@ -95,12 +95,7 @@ test.each(['opfs', 'idb'] as const)('a full disk surfaces as QUOTA_EXCEEDED and 
   const cdp = await context.newCDPSession(page);
   // Quota counts everything the origin stores, so each run gets the room it uses plus a few batches' worth
   // (fewer for IndexedDB, whose VFS writes large pages slowly).
-  const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
-  const room = (backend === 'opfs' ? 20 : 4) * 2 ** 20;
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL()).origin, quotaSize: used + room });
-  // Chrome's IndexedDB reads the lowered quota only once its cached free space expires (up to 30 s) or the origin's
-  // backing store closes, 2 s after its last connection (see leaveRoom in eviction.test.ts).
-  if (backend === 'idb') await page.waitForTimeout(3000);
+  await leaveRoom(page, cdp, (backend === 'opfs' ? 20 : 4) * 2 ** 20, { indexedDB: backend === 'idb' });
   try {
     const outcome = await page.evaluate((b) => window.lab.fillUntilQuota(b), backend);
     expect(outcome.code, outcome.message).toBe('QUOTA_EXCEEDED');
