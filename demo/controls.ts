@@ -95,7 +95,7 @@ type Key = keyof ControlState;
 // Values a control shows when the default turns its feature off (e.g. τ while decay is hyperbolic).
 const EXPONENTIAL_TAU_DAYS = 7;
 const HYPERBOLIC_HALF_LIFE_DAYS = 60;
-const MMR = { lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 };
+const MMR = { lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 };
 const NEIGHBOURS = { window: 2, weight: 0.5, lenders: 20, time: true, timeGapMs: 30 * 60_000 };
 const MINUTE_MS = 60_000;
 /** What `rerank` becomes when turned on (the library fills in the same `inputLimit` for a partial object). */
@@ -401,7 +401,7 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
   {
     title: 'Assembly',
     specs: [
-      { key: 'assembly', label: 'Assembly', type: 'select', help: 'Which hits fill the k places, and the order the context is filled in. diverse: first the best of each thread (meta.thread), then the rest; auto: diverse for aggregation questions.', options: [['greedy', 'greedy (best by MMR)'], ['diverse', 'diverse (one per thread first)'], ['auto', 'auto (by query type)']] },
+      { key: 'assembly', label: 'Assembly', type: 'select', help: 'Which hits fill the k places, and the order the context is filled in. diverse: first the best of each thread (meta.thread), then the rest; auto: diverse for aggregation questions; cover: greedy, then every thread keyword search reaches in its first k is reached.', options: [['greedy', 'greedy (best by MMR)'], ['diverse', 'diverse (one per thread first)'], ['auto', 'auto (by query type)'], ['cover', 'cover (threads keyword search reaches)']] },
     ],
   },
   {

@@ -182,6 +182,7 @@ function explainList(hit: Hit, fusion: SearchOptions['fusion'], queries: readonl
         `how slowly this memory fades (0–1), raised by each retrieval; ${hit.memory.accessCount} accesses in ${hit.memory.sessions?.length ?? 0} sessions`,
       ),
     e.mmr !== undefined && figure('mmr', fixed(e.mmr, 4), 'MMR value when picked: λ·score − (1−λ)·max similarity (cosine, or tag weight × tag Jaccard) to hits picked before'),
+    e.covers !== undefined && figure('covers', `thread ${e.covers.thread}`, `placed by assembly 'cover': keyword search reached this thread at lexical rank #${e.covers.lexicalRank}`),
   );
 }
 

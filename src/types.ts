@@ -111,6 +111,11 @@ export interface Hit {
     boost: number;
     superseded?: boolean;
     mmr?: number;
+    /**
+     * `assembly: 'cover'` placed the hit so the hits reach its thread, which the lexical leg's first k reach: the
+     * thread and the hit's lexical rank (it took the place of a lower-scored hit of a thread with another hit).
+     */
+    covers?: { thread: string; lexicalRank: number };
     /** Thread-neighbour support included in `fused`: the hit it came from and the bonus (stage `neighbours`). */
     neighbour?: { from: string; bonus: number };
     /**

@@ -50,13 +50,22 @@ export class MetricAccumulator {
   private sums = { r5: 0, r10: 0, r20: 0, ndcg10: 0, s10: 0 };
   private n = 0;
 
+  /** One ranked list for every cutoff. */
   add(ranked: readonly string[], relevant: readonly string[]): void {
+    this.addAtCutoffs({ 5: ranked, 10: ranked, 20: ranked }, relevant);
+  }
+
+  /**
+   * The list asked for at each cutoff (`k` = 5, 10, 20): an engine's k hits are not the first k of a longer list
+   * (MMR and `assembly: 'cover'` choose among the k places), so each metric reads what a caller asking for k gets.
+   */
+  addAtCutoffs(ranked: Readonly<Record<5 | 10 | 20, readonly string[]>>, relevant: readonly string[]): void {
     this.n++;
-    this.sums.r5 += recallAt(ranked, relevant, 5);
-    this.sums.r10 += recallAt(ranked, relevant, 10);
-    this.sums.r20 += recallAt(ranked, relevant, 20);
-    this.sums.ndcg10 += ndcgAt(ranked, relevant, 10);
-    this.sums.s10 += sessionRecallAt(ranked, relevant, 10);
+    this.sums.r5 += recallAt(ranked[5], relevant, 5);
+    this.sums.r10 += recallAt(ranked[10], relevant, 10);
+    this.sums.r20 += recallAt(ranked[20], relevant, 20);
+    this.sums.ndcg10 += ndcgAt(ranked[10], relevant, 10);
+    this.sums.s10 += sessionRecallAt(ranked[10], relevant, 10);
   }
 
   row(): MetricRow {

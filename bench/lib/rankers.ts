@@ -73,7 +73,7 @@ export function engineRanker(name: string, variant: EngineVariant = {}): Ranker 
     name,
     async prepare(conversation, embedder) {
       const engine = await engineFor(conversation, embedder, variant);
-      return async (query) => (await engine.search(query, { ...variant.search, k: DEPTH })).hits.map((hit) => hit.id);
+      return async (query, k) => (await engine.search(query, { ...variant.search, k })).hits.map((hit) => hit.id);
     },
   };
 }

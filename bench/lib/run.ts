@@ -17,10 +17,10 @@ export interface Conversation extends LocomoConversation {
   name: string;
 }
 
-/** A ranker answers a question with ranked memory ids, given a conversation prepared once. */
+/** A ranker answers a question with up to k ranked memory ids, given a conversation prepared once. */
 export interface Ranker {
   name: string;
-  prepare(conversation: Conversation, embedder: Embedder): Promise<(query: string) => Promise<string[]>>;
+  prepare(conversation: Conversation, embedder: Embedder): Promise<(query: string, k: number) => Promise<string[]>>;
 }
 
 export interface RankerReport {
@@ -53,18 +53,19 @@ export async function evaluateRanker(ranker: Ranker, conversations: readonly Con
   let queries = 0;
   for (const [index, conversation] of conversations.entries()) {
     const ask = await ranker.prepare(conversation, embedder);
-    if (index === 0) for (const question of scoredQuestions(conversation).slice(0, WARMUP_QUESTIONS)) await ask(question.question);
+    if (index === 0) for (const question of scoredQuestions(conversation).slice(0, WARMUP_QUESTIONS)) await ask(question.question, 10);
     for (const question of scoredQuestions(conversation)) {
       const started = performance.now();
       const cpu = process.cpuUsage();
-      const ranked = (await ask(question.question)).slice(0, DEPTH);
+      const at10 = (await ask(question.question, 10)).slice(0, 10);
       const used = process.cpuUsage(cpu);
       queryMs += performance.now() - started;
       queryCpuMicros += used.user + used.system;
       queries++;
-      overall.add(ranked, question.evidence);
-      bucket(byCategory, CATEGORY_NAMES[question.category]!).add(ranked, question.evidence);
-      bucket(byConversation, conversation.name).add(ranked, question.evidence);
+      const ranked = { 5: (await ask(question.question, 5)).slice(0, 5), 10: at10, 20: (await ask(question.question, DEPTH)).slice(0, DEPTH) };
+      overall.addAtCutoffs(ranked, question.evidence);
+      bucket(byCategory, CATEGORY_NAMES[question.category]!).addAtCutoffs(ranked, question.evidence);
+      bucket(byConversation, conversation.name).addAtCutoffs(ranked, question.evidence);
     }
   }
   const rows = (map: Map<string, MetricAccumulator>, order: string[]) =>

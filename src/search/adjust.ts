@@ -23,6 +23,8 @@ export interface ScoredCandidate {
   quality: number;
   /** Set by the diversify stage: the MMR value when picked. */
   mmr?: number;
+  /** Set by the diversify stage with `assembly: 'cover'`: placed for its thread, which the lexical leg reached. */
+  covers?: { thread: string; lexicalRank: number };
   /** Set by the rerank stage. */
   rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
 }

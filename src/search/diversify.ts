@@ -50,9 +50,10 @@ function redundancy(list: readonly ScoredCandidate[], diversity: DiversityOption
 
 /**
  * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), by session first when
- * `bySession` (diverse-sessions.ts), then ordered by score. Redundancy as `redundancy` above.
+ * `bySession` (diverse-sessions.ts), then ordered by score. Redundancy as `redundancy` above. With `cover`, the k hits
+ * then reach every thread the lexical leg's first k reach (`coverLexicalThreads`).
  */
-export function diversify(all: readonly ScoredCandidate[], options: SearchOptions, vectors: VectorIndex | null, baseline: number, bySession = false): ScoredCandidate[] {
+export function diversify(all: readonly ScoredCandidate[], options: SearchOptions, vectors: VectorIndex | null, baseline: number, bySession = false, cover = false): ScoredCandidate[] {
   if (options.raw || options.diversity === false) return all.slice(0, options.k);
   // MMR reranks only the head of the list: it costs O(k·n) similarities, and a candidate far down should not win
   // a place on novelty alone (docs/quality.md).
@@ -62,7 +63,61 @@ export function diversify(all: readonly ScoredCandidate[], options: SearchOption
   const picked = bySession
     ? selectAcrossSessions(scores, head.map((s) => threadOf(s.record)), options.k, options.diversity, similarity)
     : mmrSelect(scores, options.k, options.diversity, similarity).picked;
-  return picked.map(({ index, mmr }) => Object.assign({}, head[index] as ScoredCandidate, { mmr })).sort((a, b) => b.score - a.score);
+  const hits = picked.map(({ index, mmr }) => Object.assign({}, head[index] as ScoredCandidate, { mmr }));
+  return (cover ? coverLexicalThreads(hits, all, options.k) : hits).sort((a, b) => b.score - a.score);
+}
+
+/**
+ * `assembly: 'cover'`: the hits, changed so that they reach every thread (`meta.thread`) that the lexical leg's first
+ * k candidates reach, so a question's sessions are never fewer than keyword search would find. For each such thread
+ * the hits lack, in lexical rank order, its best-ranked lexical candidate takes the place of the lowest-scored hit
+ * whose thread keeps another hit, or when there is none, of the lowest-scored hit of a thread no lexical candidate
+ * has; placed hits stay. Neighbour support packs a chat's top 10 into fewer sessions than BM25's (docs/quality.md
+ * has what this costs in turn-level recall).
+ */
+export function coverLexicalThreads(hits: readonly ScoredCandidate[], all: readonly ScoredCandidate[], k: number): ScoredCandidate[] {
+  const out = [...hits];
+  const lexicalHeads = all
+    .filter((s) => s.candidate.rank.lexical !== null && s.candidate.rank.lexical <= k)
+    .sort((a, b) => (a.candidate.rank.lexical as number) - (b.candidate.rank.lexical as number));
+  const wanted = new Set<string>();
+  for (const s of lexicalHeads) {
+    const thread = threadOf(s.record);
+    if (thread !== undefined) wanted.add(thread);
+  }
+  if (wanted.size === 0) return out;
+  const perThread = new Map<string, number>();
+  for (const s of out) {
+    const thread = threadOf(s.record);
+    if (thread !== undefined) perThread.set(thread, (perThread.get(thread) ?? 0) + 1);
+  }
+  const placed = new Set<string>();
+  for (const head of lexicalHeads) {
+    const thread = threadOf(head.record);
+    if (thread === undefined || perThread.has(thread)) continue;
+    // The victim: lowest score among hits sharing their thread, else among hits of threads no lexical head has.
+    let victim = -1;
+    let victimShares = false;
+    for (let i = 0; i < out.length; i++) {
+      const s = out[i] as ScoredCandidate;
+      if (placed.has(s.record.id)) continue;
+      const own = threadOf(s.record);
+      const shares = own !== undefined && (perThread.get(own) ?? 0) > 1;
+      if (!shares && own !== undefined && wanted.has(own)) continue;
+      if (victim < 0 || (shares && !victimShares) || (shares === victimShares && s.score < (out[victim] as ScoredCandidate).score)) {
+        victim = i;
+        victimShares = shares;
+      }
+    }
+    if (victim < 0) break;
+    const left = threadOf((out[victim] as ScoredCandidate).record);
+    if (left !== undefined) perThread.set(left, (perThread.get(left) as number) - 1);
+    if (left !== undefined && perThread.get(left) === 0) perThread.delete(left);
+    out[victim] = { ...head, covers: { thread, lexicalRank: head.candidate.rank.lexical as number } };
+    placed.add(head.record.id);
+    perThread.set(thread, 1);
+  }
+  return out;
 }
 
 /**

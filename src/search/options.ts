@@ -173,16 +173,20 @@ export interface SearchOptions {
   pinnedBoost: number;
   /** Caller hook multiplied into the boost. In-process engines only (functions do not cross the worker). Default none. */
   boost: ((memory: MemoryRecord) => number) | undefined;
-  /** MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 }`. */
+  /**
+   * MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 }`:
+   * near-duplicates dropped, no relevance traded for novelty (docs/quality.md).
+   */
   diversity: DiversityOptions | false;
   /**
    * Which hits fill the k places (stage `diversify`) and in what order the context is filled (stage `assemble`):
    * `'greedy'`, the best by MMR, the context by score; `'diverse'` (CEMS), first the best of each thread
    * (`meta.thread`), then the best of the rest, for the hits and for the context (search/diverse-sessions.ts);
-   * `'auto'`: diverse for aggregation questions (stage `understand`), greedy otherwise. Not with `raw` or
-   * `diversity: false`. Default 'greedy'.
+   * `'auto'`: diverse for aggregation questions (stage `understand`), greedy otherwise; `'cover'`, greedy, then
+   * the hits reach every thread the lexical leg's first k reach (`explain.covers`), so never fewer sessions than
+   * keyword search. Not with `raw` or `diversity: false`. Default 'greedy'.
    */
-  assembly: 'greedy' | 'diverse' | 'auto';
+  assembly: 'greedy' | 'diverse' | 'auto' | 'cover';
   /** Added to a memory's fused score per unit of its `quality` (0–1): `fused + qualityWeight × quality`. Default 0.1 (Memsense). */
   qualityWeight: number;
   /** Token budget of the assembled context. Default 2000. */
@@ -244,7 +248,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   projectBoost: Object.freeze({ same: 1.3, other: 0.8, none: 0.9 }),
   pinnedBoost: 1.1,
   boost: undefined,
-  diversity: Object.freeze({ lambda: 0.78, duplicateThreshold: 0.94, tagWeight: 0.35 }),
+  diversity: Object.freeze({ lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 }),
   assembly: 'greedy',
   qualityWeight: 0.1,
   tokenBudget: 2000,
@@ -378,7 +382,7 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
     }
   }
   if (!(o.llmTimeoutMs > 0 && o.llmTimeoutMs <= 2 ** 31 - 1)) fail('llmTimeoutMs', `a positive number of milliseconds up to ${2 ** 31 - 1}`, o.llmTimeoutMs);
-  if (!['greedy', 'diverse', 'auto'].includes(o.assembly)) fail('assembly', "'greedy', 'diverse' or 'auto'", o.assembly);
+  if (!['greedy', 'diverse', 'auto', 'cover'].includes(o.assembly)) fail('assembly', "'greedy', 'diverse', 'auto' or 'cover'", o.assembly);
   nonNegative('qualityWeight', o.qualityWeight);
   if (o.neighbours !== false) {
     if (typeof o.neighbours !== 'object' || o.neighbours === null) fail('neighbours', 'false or { window, weight, lenders }', o.neighbours);

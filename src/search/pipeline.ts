@@ -214,12 +214,13 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   const selected = trace.stage(
     'diversify',
     reranked.length,
-    () => diversify(reranked, options, vectors, baseline, bySession),
+    () => diversify(reranked, options, vectors, baseline, bySession, options.assembly === 'cover'),
     (s) => s.length,
-    () =>
+    (s) =>
       options.raw ? 'raw: top k by score'
       : options.diversity === false ? 'diversity off: top k by score'
       : bySession ? `diverse: the best of each thread first${options.assembly === 'auto' ? ' (aggregation question)' : ''}`
+      : options.assembly === 'cover' ? `cover: ${s.filter((h) => h.covers).length} placed for threads the lexical leg reached`
       : undefined,
   );
 

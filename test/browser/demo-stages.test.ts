@@ -121,8 +121,10 @@ describe('the demo’s stage controls', () => {
     generation = await settled(page, generation);
 
     // Tag weight: redundancy counts shared tags, so the MMR values change with it where hits share tags (the
-    // garden notes do; the timezone hits share too few for Jaccard to pass their similarity).
+    // garden notes do; the timezone hits share too few for Jaccard to pass their similarity). Novelty counts only
+    // below λ 1, the default.
     await page.fill('#query', 'garden');
+    await page.locator('#opt-lambda').fill('0.78');
     generation = await settled(page, generation);
     const mmrAt = async (weight: string) => {
       await page.locator('#opt-tagWeight').fill(weight);
@@ -133,6 +135,7 @@ describe('the demo’s stage controls', () => {
     const allTags = await mmrAt('1');
     expect(allTags).not.toEqual(noTags);
     await page.locator('#opt-tagWeight').fill('0.35');
+    await page.locator('#opt-lambda').fill('1');
     generation = await settled(page, generation);
     await page.fill('#query', 'timezone bug');
     generation = await settled(page, generation);

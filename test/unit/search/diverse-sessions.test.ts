@@ -184,6 +184,32 @@ describe("the search's context with assembly 'diverse' and 'auto'", () => {
   });
 });
 
+describe("the search's hits with assembly 'cover'", () => {
+  const NOW = Date.UTC(2024, 5, 1);
+  // a1 matches best and lends neighbour support to a2 and a3, which match nothing; b1 matches, in another thread.
+  const memories = [
+    { id: 'a1', text: 'Tim read books about sailing all summer', meta: { thread: 'A' }, createdAt: NOW - 5000 },
+    { id: 'a2', text: 'Yes, he loved them, especially the maps', meta: { thread: 'A' }, createdAt: NOW - 4000 },
+    { id: 'a3', text: 'The harbour was cold that morning', meta: { thread: 'A' }, createdAt: NOW - 3000 },
+    { id: 'b1', text: 'Later Tim read a novel on the train', meta: { thread: 'B' }, createdAt: NOW - 2000 },
+    { id: 'c1', text: 'The bakery opens at seven', meta: { thread: 'C' }, createdAt: NOW - 1000 },
+  ];
+
+  it("greedy's hits stay in the thread that lends; 'cover' also reaches the thread keyword search reaches, and says so", async () => {
+    const engine = await createEngine({ clock: () => NOW, embedder: null });
+    await engine.add(memories);
+    const search = (assembly: 'greedy' | 'cover') => engine.search('Tim read books', { k: 3, assembly, touch: false });
+    const greedy = await search('greedy');
+    expect(greedy.hits.map((h) => h.id)).toEqual(['a1', 'a2', 'a3']);
+    expect(greedy.hits.find((h) => h.id === 'b1')).toBeUndefined();
+    const cover = await search('cover');
+    expect(cover.hits.map((h) => h.id)).toEqual(['a1', 'a2', 'b1']);
+    expect(cover.hits[2]!.explain.covers).toEqual({ thread: 'B', lexicalRank: 2 });
+    expect(cover.trace.stages.find((s) => s.name === 'diversify')!.note).toBe('cover: 1 placed for threads the lexical leg reached');
+    await engine.close();
+  });
+});
+
 describe('understand by rules', () => {
   it.each([
     'What books has Tim read?',

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diversify, tagJaccard } from '../../../src/search/diversify.js';
+import { coverLexicalThreads, diversify, tagJaccard } from '../../../src/search/diversify.js';
 import { mmrSelect } from '../../../src/search/mmr.js';
 import type { ScoredCandidate } from '../../../src/search/adjust.js';
 import { resolveSearchOptions } from '../../../src/search/options.js';
@@ -197,5 +197,70 @@ describe('diversify: redundancy with tags', () => {
     const pick = (tagWeight: number) =>
       diversify(candidates, resolveSearchOptions({ k: 3, diversity: { lambda: 0.5, duplicateThreshold: 0.94, tagWeight } }), index, 0).map((s) => [s.record.id, s.mmr]);
     expect(pick(0.35)).toEqual(pick(0));
+  });
+});
+
+describe("assembly 'cover': the hits reach every thread the lexical leg's first k reach", () => {
+  const candidate = (id: string, score: number, lexical: number | null, thread: string | undefined): ScoredCandidate => ({
+    candidate: { id, fused: score, rank: { lexical, vector: null }, legScore: { lexical: lexical === null ? null : 1 / lexical, vector: null } },
+    record: { id, text: id, createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0, ...(thread === undefined ? {} : { meta: { thread } }) },
+    penalty: 1, recency: 1, boost: 1, quality: 0, score,
+  });
+  const threadsOf = (list: readonly ScoredCandidate[]) => new Set(list.flatMap((s) => (s.record.meta?.thread === undefined ? [] : [String(s.record.meta.thread)])));
+
+  /** Candidates best first, some in a thread (a few threads), some with a lexical rank (a permutation). */
+  const arbCandidates = fc.integer({ min: 1, max: 30 }).chain((n) =>
+    fc.record({
+      threads: fc.array(fc.option(fc.constantFrom('A', 'B', 'C', 'D', 'E', 'F'), { nil: undefined, freq: 4 }), { minLength: n, maxLength: n }),
+      lexicalOrder: fc.shuffledSubarray([...Array(n).keys()]),
+      k: fc.integer({ min: 1, max: 12 }),
+    }),
+  );
+
+  it('covers every lexical thread, keeps k distinct hits, and replaces only when a thread is missing', () => {
+    fc.assert(
+      fc.property(arbCandidates, ({ threads, lexicalOrder, k }) => {
+        const lexicalRank = new Map(lexicalOrder.map((index, rank) => [index, rank + 1]));
+        const all = threads.map((thread, i) => candidate(`m${i}`, 1 - i / 100, lexicalRank.get(i) ?? null, thread));
+        const hits = all.slice(0, k);
+        const covered = coverLexicalThreads(hits, all, k);
+        const wanted = threadsOf(all.filter((s) => s.candidate.rank.lexical !== null && s.candidate.rank.lexical <= k));
+        // Naive reference: the covered hits' threads include every wanted thread.
+        const reached = threadsOf(covered);
+        for (const thread of wanted) expect(reached.has(thread)).toBe(true);
+        expect(covered).toHaveLength(hits.length);
+        expect(new Set(covered.map((s) => s.record.id)).size).toBe(covered.length);
+        // Each placed hit names its thread and lexical rank, and was not a hit before; every other hit was.
+        const before = new Set(hits.map((s) => s.record.id));
+        for (const s of covered) {
+          if (s.covers) {
+            expect(before.has(s.record.id)).toBe(false);
+            expect(s.covers).toEqual({ thread: s.record.meta?.thread, lexicalRank: s.candidate.rank.lexical });
+          } else expect(before.has(s.record.id)).toBe(true);
+        }
+        // Nothing changes when the hits already reach every wanted thread.
+        if ([...wanted].every((thread) => threadsOf(hits).has(thread))) expect(covered).toEqual(hits);
+      }),
+      { numRuns: runs(500) },
+    );
+  });
+
+  it('takes the place of the lowest-scored hit of a thread with another hit first', () => {
+    const all = [
+      candidate('a1', 0.9, null, 'A'),
+      candidate('a2', 0.8, null, 'A'),
+      candidate('x', 0.7, null, undefined),
+      candidate('a3', 0.6, null, 'A'),
+      candidate('b', 0.1, 1, 'B'),
+    ];
+    const covered = coverLexicalThreads(all.slice(0, 4), all, 4);
+    expect(covered.map((s) => s.record.id)).toEqual(['a1', 'a2', 'x', 'b']);
+    expect(covered[3]!.covers).toEqual({ thread: 'B', lexicalRank: 1 });
+  });
+
+  it('through diversify: the placed hits sort by score with the rest', () => {
+    const all = [candidate('a1', 0.9, 2, 'A'), candidate('a2', 0.8, null, 'A'), candidate('b', 0.1, 1, 'B')];
+    const picked = diversify(all, resolveSearchOptions({ k: 2, assembly: 'cover' }), null, 0, false, true);
+    expect(picked.map((s) => [s.record.id, s.covers?.thread])).toEqual([['a1', undefined], ['b', 'B']]);
   });
 });
