@@ -8,7 +8,7 @@
  */
 import { createEmbedder, createEngine, type Embedder, type SearchOptions } from '../src/index.js';
 import { MetricAccumulator, type MetricRow } from './lib/metrics.js';
-import { CATEGORY_NAMES, dataFolder, DEPTH, loadOrSkip, scoredQuestions, type Conversation } from './lib/run.js';
+import { CATEGORY_NAMES, dataFolder, loadOrSkip, scoredQuestions, type Conversation } from './lib/run.js';
 
 const DAY_MS = 86_400_000;
 
@@ -53,6 +53,9 @@ interface Replayed {
   core: number;
 }
 
+/** The hits each replayed search asks for: R@10 and nDCG@10 read them whole. */
+const REPLAY_K = 10;
+
 async function replay(variant: Variant, conversations: readonly Conversation[], embedder: Embedder, passes: number, daysPerPass: number): Promise<Replayed> {
   const associative = Array.from({ length: passes }, () => 0);
   let searches = 0;
@@ -67,8 +70,9 @@ async function replay(variant: Variant, conversations: readonly Conversation[], 
     for (let pass = 0; pass < passes; pass++) {
       now = conversation.lastSessionAt + pass * daysPerPass * DAY_MS;
       for (const question of scoredQuestions(conversation)) {
-        // One session per pass, as a person coming back each week would be.
-        const { hits } = await engine.search(question.question, { ...variant.search, k: DEPTH, session: `pass ${pass + 1}` });
+        // One session per pass, as a person coming back each week would be; k = 10, the cutoff it reports (hits
+        // reinforce, so one search per question, not one per cutoff as the eval does).
+        const { hits } = await engine.search(question.question, { ...variant.search, k: REPLAY_K, session: `pass ${pass + 1}` });
         const ranked = hits.map((hit) => hit.id);
         associative[pass]! += hits.filter((hit) => hit.explain.associative).length;
         searches++;
