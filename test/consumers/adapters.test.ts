@@ -4,7 +4,7 @@
  * Chromium after a Vite build.
  */
 import { describe, expect, test } from 'vitest';
-import { consumerBrowser, installExample, launchChromium, logPage, serveStatic, sh } from './harness.js';
+import { buildScript, builtExample, consumerBrowser, installExample, launchChromium, logPage, serveStatic, sh } from './harness.js';
 
 /** The JSON object a script printed last (after any warnings). */
 const lastJson = <T>(output: string): T => JSON.parse(output.slice(output.indexOf('{\n'))) as T;
@@ -67,8 +67,9 @@ describe('engram/react from the packed tarball, with React 19, built by Vite', (
   const browser = consumerBrowser();
 
   test('useMemory opens the database, useSearch finds what was added as the user types', async () => {
-    const app = await installExample('react');
-    await sh('npx', ['vite', 'build'], app);
+    // Its build script, run once (harness.ts).
+    expect(buildScript('react')).toBe('vite build');
+    const app = await builtExample('react');
     const server = await serveStatic(`${app}/dist`);
     const context = await launchChromium(browser.tempDir('react-profile'), browser.proxy().port);
     try {

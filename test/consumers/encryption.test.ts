@@ -4,26 +4,15 @@
  * app's bundler must emit and serve like the plain builds. Each app opens its vault with a passphrase, keeps a note,
  * and after a reload refuses a wrong passphrase (WRONG_KEY) and opens with the right one, offline.
  */
-import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { consumerBrowser, emittedMcWasm, installExample, launchChromium, logPage, MC_WASM, REPO, serveStatic, sh, startServer } from './harness.js';
+import { builtExample, consumerBrowser, emittedMcWasm, installExample, launchChromium, logPage, MC_WASM, serveStatic, startServer } from './harness.js';
 
 const browser = consumerBrowser();
 
 const PASSPHRASE = 'correct horse battery staple';
 const SECRET = 'The spare key is under the blue flowerpot';
-
-/**
- * The installed example, with its sources as the repository has them: another test file may have installed it in
- * this run and changed its copy (vite-app.test.ts gives it its own worker file).
- */
-async function installAsShipped(name: string): Promise<string> {
-  const app = await installExample(name);
-  for (const part of ['src', 'index.html']) cpSync(join(REPO, 'examples', name, part), join(app, part), { recursive: true });
-  return app;
-}
 
 /** Submits the vault's passphrase form and waits for its outcome: the vault's status once it is no longer opening. */
 async function openVault(page: Page, passphrase: string): Promise<string> {
@@ -84,7 +73,7 @@ async function driveVault(url: string): Promise<Set<string>> {
 describe('Vite app: the encrypted vault', () => {
   let app: string;
   beforeAll(async () => {
-    app = await installAsShipped('vite-app');
+    app = await installExample('vite-app');
   });
 
   test('dev server: open with a passphrase, keep a note, reload, WRONG_KEY, open again', async () => {
@@ -99,7 +88,8 @@ describe('Vite app: the encrypted vault', () => {
   });
 
   test('production build: the mc WASM builds are emitted; the vault works on the preview server', async () => {
-    await sh('npm', ['run', 'build'], app);
+    // `npm run build`, run once for every test file that needs it (harness.ts).
+    await builtExample('vite-app');
     const dist = join(app, 'dist');
     const emitted = emittedMcWasm(app, dist);
     for (const source of MC_WASM) expect(emitted.get(source), source).toHaveLength(1);
@@ -118,11 +108,11 @@ describe('Vite app: the encrypted vault', () => {
 describe('webpack app: the encrypted vault', () => {
   let app: string;
   beforeAll(async () => {
-    app = await installAsShipped('webpack-app');
+    app = await installExample('webpack-app');
   });
 
   test('production build: the mc WASM builds are emitted; open with a passphrase, keep a note, reload, WRONG_KEY, open again', async () => {
-    await sh('npm', ['run', 'build'], app);
+    await builtExample('webpack-app');
     const dist = join(app, 'dist');
     const emitted = emittedMcWasm(app, dist);
     for (const source of MC_WASM) expect(emitted.get(source), source).toHaveLength(1);

@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import type { Browser } from 'puppeteer-core';
 import { enginesToRun } from '../engines/support.js';
 import { requireBrowser } from '../../scripts/browsers.js';
-import { consumerBrowser, installExample, serveStatic, sh } from './harness.js';
+import { builtExample, consumerBrowser, serveStatic } from './harness.js';
 
 const browser = consumerBrowser();
 let app: string;
@@ -32,9 +32,8 @@ const PASSPHRASE = 'correct horse battery staple';
 
 describe.runIf(run)('MV3 extension in Firefox (event page) from the packed tarball', () => {
   beforeAll(async () => {
-    app = await installExample('extension');
-    // extension.test.ts may have built it already; building again is quick and makes this file stand alone.
-    await sh('npm', ['run', 'build'], app);
+    // The build extension.test.ts checks, run once for both files (harness.ts).
+    app = await builtExample('extension');
   });
 
   test('one manifest for both: Firefox reads background.scripts and its gecko id', () => {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { BrowserContext, CDPSession, Page, Worker } from 'playwright-core';
-import { consumerBrowser, emittedMcWasm, installExample, launchChromium, logPage, MC_WASM, serveStatic, sh } from './harness.js';
+import { builtExample, consumerBrowser, emittedMcWasm, installExample, launchChromium, logPage, MC_WASM, serveStatic } from './harness.js';
 
 /** The few extension APIs the test calls inside the service worker (the repository has no @types/chrome). */
 declare const chrome: {
@@ -35,7 +35,8 @@ const STAGING_FIRST = /^Staging runbook: The staging server moved to eu-west-2/;
 
 describe('MV3 extension (plain Vite, offscreen document) from the packed tarball', () => {
   test('npm run build writes a loadable extension folder', async () => {
-    await sh('npm', ['run', 'build'], app);
+    // Run once for every test file that needs it (harness.ts).
+    await builtExample('extension');
     const dist = join(app, 'dist');
     for (const file of ['manifest.json', 'background.js', 'popup.html', 'offscreen.html']) {
       expect(existsSync(join(dist, file)), file).toBe(true);

@@ -1,19 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { browserLockPath } from '../browser/lock-path.js';
-import { claimAndInstall, REPO, sh } from './harness.js';
+import { claimAndBuild, claimAndInstall, installedMarker, REPO, sh, writeWhole } from './harness.js';
 
 let workDir: string | undefined;
 let packing: Promise<unknown> | undefined;
 let stopping = false;
-
-/** Written whole (a rename), so a reader never sees half of it. */
-function writeWhole(path: string, content: string): void {
-  writeFileSync(`${path}.part`, content);
-  renameSync(`${path}.part`, path);
-}
 
 /**
  * One `npm pack` (its prepack runs the build) for every consumer test; the examples install that tarball. The pack
@@ -27,14 +21,19 @@ export async function setup(project: TestProject): Promise<void> {
   const apps = join(workDir, 'apps');
   const prebuilds = await nativePrebuilds(join(workDir, 'prebuilds'));
   const tarball = process.env.ENGRAM_TARBALL ? Promise.resolve(process.env.ENGRAM_TARBALL) : pack(join(workDir, 'pack'));
-  // Then the examples' npm installs, one at a time, also in the background (mostly network and disk): a test that
-  // needs one first installs it itself (harness.ts, claimAndInstall).
+  // Then the examples' npm installs, one at a time, also in the background (mostly network and disk), each followed
+  // by its `npm run build` if it has one, which every test of its output shares: a test that needs one first
+  // installs or builds it itself (harness.ts, claimAndInstall and claimAndBuild).
   packing = tarball.then(
     async (tarball) => {
       writeWhole(packed, JSON.stringify({ tarball }));
       for (const name of readdirSync(join(REPO, 'examples')).filter((name) => existsSync(join(REPO, 'examples', name, 'package.json')))) {
         if (stopping) break;
         await claimAndInstall(name, apps, async () => tarball, prebuilds);
+        // A test may be installing it instead: its build waits for that.
+        while (!existsSync(installedMarker(join(apps, name))) && !stopping) await new Promise((resolve) => setTimeout(resolve, 200));
+        if (stopping) break;
+        await claimAndBuild(name, apps);
       }
     },
     (error: unknown) => writeWhole(packed, JSON.stringify({ error: error instanceof Error ? error.message : String(error) })),

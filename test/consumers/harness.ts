@@ -48,8 +48,28 @@ export async function engramTarball(): Promise<string> {
   return tarball;
 }
 
+/** Written whole (a rename), so a reader never sees half of it. */
+export function writeWhole(path: string, content: string): void {
+  writeFileSync(`${path}.part`, content);
+  renameSync(`${path}.part`, path);
+}
+
 /** Where an example's install says it is done: `{}`, or `{ error }`. */
-const installedMarker = (dir: string) => `${dir}.installed.json`;
+export const installedMarker = (dir: string) => `${dir}.installed.json`;
+/** Where an example's `npm run build` says it is done: `{}`, or `{ error }` with the build's output. */
+const builtMarker = (dir: string) => `${dir}.built.json`;
+
+/** A marker's outcome, once it is written (by global setup's background chain or another test file). */
+async function outcome(marker: string): Promise<{ error?: string }> {
+  while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 200));
+  return JSON.parse(readFileSync(marker, 'utf8')) as { error?: string };
+}
+
+/** The `build` script of examples/<name>'s package.json, if it has one. */
+export function buildScript(name: string): string | undefined {
+  const { scripts = {} } = JSON.parse(readFileSync(join(REPO, 'examples', name, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  return scripts['build'];
+}
 
 /**
  * Claims examples/<name> for installing under `appsDir` (creating its folder claims it, once: global setup installs
@@ -65,7 +85,7 @@ export async function claimAndInstall(name: string, appsDir: string, tarball: ()
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
-  let outcome: { error?: string } = {};
+  let result: { error?: string } = {};
   try {
     cpSync(join(REPO, 'examples', name), dir, {
       recursive: true,
@@ -76,10 +96,36 @@ export async function claimAndInstall(name: string, appsDir: string, tarball: ()
       npm_config_better_sqlite3_local_prebuilds: prebuilds,
     });
   } catch (error) {
-    outcome = { error: error instanceof Error ? error.message : String(error) };
+    result = { error: error instanceof Error ? error.message : String(error) };
   }
-  writeFileSync(`${installedMarker(dir)}.part`, JSON.stringify(outcome));
-  renameSync(`${installedMarker(dir)}.part`, installedMarker(dir));
+  writeWhole(installedMarker(dir), JSON.stringify(result));
+  return true;
+}
+
+/**
+ * Claims the build of examples/<name>, installed under `appsDir` (its install marker written), and runs its
+ * `npm run build` once, for every test that reads the output: like the install, global setup does this in the
+ * background and a test may ask first. Creating `<dir>.build-claimed` claims it. False when it was claimed already
+ * or the example has no build script.
+ */
+export async function claimAndBuild(name: string, appsDir: string): Promise<boolean> {
+  const dir = join(appsDir, name);
+  if (buildScript(name) === undefined) return false;
+  try {
+    writeFileSync(`${dir}.build-claimed`, '', { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  let result: { error?: string } = {};
+  try {
+    const { error } = await outcome(installedMarker(dir));
+    if (error) throw new Error(`not installed: ${error}`);
+    await sh('npm', ['run', 'build'], dir);
+  } catch (error) {
+    result = { error: error instanceof Error ? error.message : String(error) };
+  }
+  writeWhole(builtMarker(dir), JSON.stringify(result));
   return true;
 }
 
@@ -87,9 +133,21 @@ export async function claimAndInstall(name: string, appsDir: string, tarball: ()
 export async function installExample(name: string): Promise<string> {
   const dir = join(inject('consumersDir'), name);
   await claimAndInstall(name, inject('consumersDir'), engramTarball, inject('nativePrebuilds'));
-  while (!existsSync(installedMarker(dir))) await new Promise((resolve) => setTimeout(resolve, 200));
-  const { error } = JSON.parse(readFileSync(installedMarker(dir), 'utf8')) as { error?: string };
+  const { error } = await outcome(installedMarker(dir));
   if (error) throw new Error(`installing examples/${name} failed: ${error}`);
+  return dir;
+}
+
+/**
+ * examples/<name> installed and built by its own `npm run build`, once for every test file (by global setup in the
+ * background, or here if it has not started on it yet): the tests read its output and must not change it.
+ */
+export async function builtExample(name: string): Promise<string> {
+  if (buildScript(name) === undefined) throw new Error(`examples/${name} has no build script`);
+  const dir = await installExample(name);
+  await claimAndBuild(name, inject('consumersDir'));
+  const { error } = await outcome(builtMarker(dir));
+  if (error) throw new Error(`building examples/${name} failed: ${error}`);
   return dir;
 }
 

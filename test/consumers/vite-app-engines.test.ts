@@ -2,12 +2,10 @@
  * examples/vite-app from the packed tarball in Firefox and WebKit (Chromium runs it in vite-app.test.ts): the
  * production build, open, add, hybrid search, and the memories still there after the page is opened again.
  */
-import { cpSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { EnginePage } from '../browser/engines.js';
 import { enginesToRun, textOf, usePage, waitInPage } from '../engines/support.js';
-import { installExample, REPO, sh, startServer } from './harness.js';
+import { builtExample, startServer } from './harness.js';
 
 const engines = enginesToRun(['firefox', 'webkit']);
 if (engines.length === 0) test.skip('no engine selected (ENGRAM_ENGINES)', () => {});
@@ -15,11 +13,8 @@ if (engines.length === 0) test.skip('no engine selected (ENGRAM_ENGINES)', () =>
 let server: Awaited<ReturnType<typeof startServer>> | undefined;
 
 beforeAll(async () => {
-  const app = await installExample('vite-app');
-  // vite-app.test.ts may have left its own-worker variant in the shared install: build the app as shipped.
-  cpSync(join(REPO, 'examples/vite-app/src'), join(app, 'src'), { recursive: true });
-  rmSync(join(app, 'src/own-worker.ts'), { force: true });
-  await sh('npm', ['run', 'build'], app);
+  // The app as shipped, built once for every test file that needs it (harness.ts).
+  const app = await builtExample('vite-app');
   server = await startServer('npx', ['vite', 'preview', '--port', '0', '--host', '127.0.0.1'], app);
 });
 

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { consumerBrowser, installedOrtCopies, installExample, serveStatic, sh } from './harness.js';
+import { builtExample, consumerBrowser, installedOrtCopies, installExample, serveStatic } from './harness.js';
 
 const browser = consumerBrowser();
 let app: string;
@@ -26,7 +26,8 @@ describe('webpack 5 app from the packed tarball', () => {
   });
 
   test('production build (webpack): one ONNX Runtime; add, hybrid search, reload, still there', async () => {
-    await sh('npm', ['run', 'build'], app);
+    // `npm run build`, run once for every test file that needs it (harness.ts).
+    await builtExample('webpack-app');
     const dist = join(app, 'dist');
     const emitted = readdirSync(dist);
 
