@@ -122,6 +122,10 @@ test('replaying questions forms associations, the view shows them, and an associ
       const slot = document.getElementById('replay-progress')!;
       new MutationObserver(() => lines.push(slot.textContent ?? '')).observe(slot, { childList: true, characterData: true, subtree: true });
     });
+    // With MMR novelty (λ 0.78, the default λ being 1): each replayed search's hits then spread over more notes,
+    // which forms the associations that bring a note in later. An associative candidate scores below the hit it
+    // came through, so with λ 1 on this sample none outscores the last direct hit.
+    await page.locator('#opt-lambda').fill('0.78');
     await page.click('#replay-run');
     await expect.poll(() => page.textContent('#replay-progress'), { timeout: 120_000 }).toMatch(/^Replayed /);
     expect(await page.isEnabled('#replay-run')).toBe(true);
