@@ -4,10 +4,11 @@ import { Sequencer } from './test/sequencer.js';
 
 // Every project shares one pool (one group, so each names the same maxWorkers, at least 3 even on two cores): unit
 // files run in one worker while a browser file, which mostly waits on timers, storage and the browser, runs in
-// another, and a third holds the next browser file, imported and waiting for the lock, so the lock never lies idle
-// while unit files are left (with two workers the browser files waited 140 s for the unit files to finish). test/browser/one-at-a-time.ts lets one browser, engines or consumers file run at a time (the next one
-// waits imported, so no file's start-up is on the clock), and test/sequencer.ts queues them: one long browser file,
-// the unit files, the other browser files, engines, consumers.
+// another, and a third holds the next browser file, imported and waiting for the lock (with two workers, both ran
+// unit files once the first browser file ended, and the lock lay idle 140 s; now 45 s).
+// test/browser/one-at-a-time.ts lets one browser, engines or consumers file run at a time (the next one waits
+// imported, so no file's start-up is on the clock), and test/sequencer.ts queues them: two long browser files, the
+// unit files, the other browser files, engines, consumers.
 const SHARED_WORKERS = Math.max(3, availableParallelism() - 1);
 
 // `vitest --mode fast` (npm run test:fast) is the inner-loop tier: property tests run fewer cases and heavy campaigns

@@ -3,7 +3,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * The browser files queued first: the first runs beside the unit files, the second waits for the lock in its own
  * worker, so that when the first ends the lock passes at once. Long files (mostly waiting on timers, storage and the
- * browser, not on CPU), so the unit files are done before the lock holder needs a third.
+ * browser, not on CPU), so that few unit files are left when the lock holder needs a third.
  */
 const LEAD = ['test/browser/learning.test.ts', 'test/browser/encryption.test.ts'];
 

@@ -91,7 +91,6 @@ export function coverLexicalThreads(hits: readonly ScoredCandidate[], all: reado
     const thread = threadOf(s.record);
     if (thread !== undefined) perThread.set(thread, (perThread.get(thread) ?? 0) + 1);
   }
-  const placed = new Set<string>();
   for (const head of lexicalHeads) {
     const thread = threadOf(head.record);
     if (thread === undefined || perThread.has(thread)) continue;
@@ -100,7 +99,7 @@ export function coverLexicalThreads(hits: readonly ScoredCandidate[], all: reado
     let victimShares = false;
     for (let i = 0; i < out.length; i++) {
       const s = out[i] as ScoredCandidate;
-      if (placed.has(s.record.id)) continue;
+      if (s.covers) continue;
       const own = threadOf(s.record);
       const shares = own !== undefined && (perThread.get(own) ?? 0) > 1;
       if (!shares && own !== undefined && wanted.has(own)) continue;
@@ -111,10 +110,12 @@ export function coverLexicalThreads(hits: readonly ScoredCandidate[], all: reado
     }
     if (victim < 0) break;
     const left = threadOf((out[victim] as ScoredCandidate).record);
-    if (left !== undefined) perThread.set(left, (perThread.get(left) as number) - 1);
-    if (left !== undefined && perThread.get(left) === 0) perThread.delete(left);
+    if (left !== undefined) {
+      const remaining = (perThread.get(left) as number) - 1;
+      if (remaining === 0) perThread.delete(left);
+      else perThread.set(left, remaining);
+    }
     out[victim] = { ...head, covers: { thread, lexicalRank: head.candidate.rank.lexical as number } };
-    placed.add(head.record.id);
     perThread.set(thread, 1);
   }
   return out;
