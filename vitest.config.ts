@@ -2,13 +2,11 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { Sequencer } from './test/sequencer.js';
 
-// Every project shares one pool (one group, so each names the same maxWorkers, at least 3 even on two cores): unit
-// files run in one worker while a browser file, which mostly waits on timers, storage and the browser, runs in
-// another, and a third holds the next browser file, imported and waiting for the lock (with two workers, both ran
-// unit files once the first browser file ended, and the lock lay idle 140 s; now 45 s).
-// test/browser/one-at-a-time.ts lets one browser, engines or consumers file run at a time (the next one waits
-// imported, so no file's start-up is on the clock), and test/sequencer.ts queues them: two long browser files, the
-// unit files, the other browser files, engines, consumers.
+// Every project shares one pool (one group, so each names the same maxWorkers, at least 3 even on two cores).
+// test/browser/slots.ts lets two browser, engines or consumers files run at once (one browser file kept about one of
+// two cores busy), and test/sequencer.ts spreads the unit files between them: two workers run browser files and the
+// third runs unit files until it meets the next browser file, which waits there, imported, for a slot (so no file's
+// start-up is on the clock). A fourth worker ran unit files beside two browser files and made the run slower.
 const SHARED_WORKERS = Math.max(3, availableParallelism() - 1);
 
 // `vitest --mode fast` (npm run test:fast) is the inner-loop tier: property tests run fewer cases and heavy campaigns
@@ -42,8 +40,8 @@ export default defineConfig(({ mode }) => ({
           include: ['test/browser/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/browser/global-setup.ts'],
-          // One browser file at a time (the lock), beside the unit files (see SHARED_WORKERS).
-          setupFiles: ['test/browser/one-at-a-time.ts'],
+          // Two browser files at a time (slots.ts), beside the unit files (see SHARED_WORKERS).
+          setupFiles: ['test/browser/slots.ts'],
           maxWorkers: SHARED_WORKERS,
           testTimeout: 180_000,
           hookTimeout: 180_000,
@@ -57,8 +55,8 @@ export default defineConfig(({ mode }) => ({
           include: ['test/engines/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/browser/global-setup.ts'],
-          // One file at a time with the Chromium suites (the lock), queued after them (test/sequencer.ts).
-          setupFiles: ['test/browser/one-at-a-time.ts'],
+          // In the same two slots as the Chromium files (slots.ts), queued after the long ones (test/sequencer.ts).
+          setupFiles: ['test/browser/slots.ts'],
           maxWorkers: SHARED_WORKERS,
           testTimeout: 180_000,
           hookTimeout: 180_000,
@@ -71,9 +69,9 @@ export default defineConfig(({ mode }) => ({
           include: ['test/consumers/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/consumers/global-setup.ts'],
-          // One file at a time with the browser and engines projects (the lock), queued after them
-          // (test/sequencer.ts): two browser suites and npm installs at once overload two cores.
-          setupFiles: ['test/browser/one-at-a-time.ts'],
+          // In the same two slots, and one consumers file at a time (they share the example apps' folders), spread
+          // over the last part of the queue (test/sequencer.ts) while the examples install and build meanwhile.
+          setupFiles: ['test/browser/slots.ts'],
           maxWorkers: SHARED_WORKERS,
           testTimeout: 300_000,
           hookTimeout: 300_000,

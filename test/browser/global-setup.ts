@@ -7,7 +7,7 @@ import type { TestProject } from 'vitest/node';
 declare module 'vitest' {
   export interface ProvidedContext {
     baseURL: string;
-    /** The lock directory of one-at-a-time.ts. */
+    /** The directory of slots.ts's locks. */
     browserLock: string;
   }
 }
@@ -21,7 +21,6 @@ export async function setup(project: TestProject): Promise<void> {
   const started = await startViteServer({ frozen: true, keepModules: true });
   server = started.server;
   project.provide('baseURL', started.baseURL);
-  // Not created here: its existence means held.
   lock = browserLockPath();
   project.provide('browserLock', lock);
 }

@@ -1,7 +1,13 @@
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** This run's lock for one-at-a-time.ts, the same for every project's global setup (one vitest process). */
+/**
+ * This run's directory of slots.ts's locks, the same for every project's global setup (one vitest process),
+ * made here.
+ */
 export function browserLockPath(): string {
-  return join(tmpdir(), `engram-browser-lock-${process.pid}`);
+  const dir = join(tmpdir(), `engram-browser-lock-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }

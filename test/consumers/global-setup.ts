@@ -40,7 +40,7 @@ export async function setup(project: TestProject): Promise<void> {
   );
   project.provide('consumersDir', apps);
   project.provide('nativePrebuilds', prebuilds);
-  // One file at a time with the browser and engines projects (test/browser/one-at-a-time.ts).
+  // Two files at a time with the browser and engines projects, one consumers file at a time (test/browser/slots.ts).
   project.provide('browserLock', browserLockPath());
 }
 

@@ -235,6 +235,8 @@ export async function recordingProxy(): Promise<{ port: number; requests: string
   });
   server.on('connect', (request, socket) => {
     record(`CONNECT ${request.url}`);
+    // The socket is ours once CONNECT arrives: a browser that resets it must not throw in the test process.
+    socket.on('error', () => undefined);
     socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
   });
   const url = await listen(server);

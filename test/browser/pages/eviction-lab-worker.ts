@@ -62,7 +62,7 @@ const lab = {
 
   /**
    * Fills the disk through an Engram database of its own until a write is refused with QUOTA_EXCEEDED (as the
-   * store tests do). Returns the number of writes that fitted.
+   * store tests do). Returns the number of writes that fitted, or null if none was refused in 2,000.
    */
   async fillUntilRefused(backend: Backend, name: string, options: { memoriesPerWrite?: number; textBytes?: number } = {}) {
     const { memoriesPerWrite = 10, textBytes = 200_000 } = options;
@@ -79,7 +79,7 @@ const lab = {
           throw error;
         }
       }
-      throw new Error('the disk never filled');
+      return null;
     } finally {
       await store.close();
     }

@@ -1,0 +1,82 @@
+/**
+ * Setup file of the browser, engines and consumers projects: at most SLOTS of their test files run at once, across
+ * the worker processes of the pool they share with the unit project (vitest.config.ts). A browser file mostly waits
+ * on one thread (a worker, the renderer, a timer, the disk): alone, one kept about one of two cores busy, so two at
+ * once fill both. Files of one SERIAL group also run one at a time among themselves. Directories are the locks:
+ * mkdir is atomic, and a holder that died (its pid gone) is taken over.
+ */
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+
+/** How many browser files may run at once (ENGRAM_BROWSER_SLOTS, default 2). */
+const SLOTS = Math.max(1, Number(process.env.ENGRAM_BROWSER_SLOTS) || 2);
+
+/** The consumers share the example apps' directories: a build rewrites one app's sources for a while. */
+const SERIAL: Record<string, RegExp> = { consumers: /\/test\/consumers\// };
+
+const base = inject('browserLock');
+const slot = (i: number) => join(base, `slot${i}`);
+const group = (name: string) => join(base, `serial-${name}`);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether this process now holds `dir` (made here, or already ours); a dead holder's dir is removed for the next try. */
+function tryHold(dir: string): boolean {
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(join(dir, 'pid'), 'utf8'));
+    } catch {
+      // Between the holder's mkdir and its pid write (still held), unless that was long ago (the holder died).
+      const made = statSync(dir, { throwIfNoEntry: false });
+      if (made && Date.now() - made.mtimeMs > 10_000) rmSync(dir, { recursive: true, force: true });
+      return false;
+    }
+    if (holder === process.pid) return true;
+    if (Number.isFinite(holder) && !alive(holder)) rmSync(dir, { recursive: true, force: true });
+    return false;
+  }
+  writeFileSync(join(dir, 'pid'), String(process.pid));
+  return true;
+}
+
+function release(): void {
+  for (const dir of [...Array.from({ length: SLOTS }, (_, i) => slot(i)), ...Object.keys(SERIAL).map(group)]) {
+    try {
+      if (Number(readFileSync(join(dir, 'pid'), 'utf8')) === process.pid) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Not held.
+    }
+  }
+}
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+async function acquire(path: string): Promise<void> {
+  for (const [name, pattern] of Object.entries(SERIAL)) if (pattern.test(path)) while (!tryHold(group(name))) await pause();
+  for (;;) {
+    for (let i = 0; i < SLOTS; i++) if (tryHold(slot(i))) return;
+    await pause();
+  }
+}
+
+// In hooks, not at the top: a waiting file is already imported (its transform and playwright's load done) when
+// a slot comes free. Registered before the file's own hooks, so the slot is taken before they run and given back
+// after theirs (after hooks run in reverse): the file's browser is closed before the next file starts.
+// Waiting may outlast hookTimeout: other browser files run meanwhile.
+beforeAll(async () => {
+  await acquire(expect.getState().testPath ?? '');
+  process.once('exit', release);
+}, 3_600_000);
+afterAll(release);
