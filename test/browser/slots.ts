@@ -2,8 +2,8 @@
  * Setup file of the browser, engines and consumers projects: at most SLOTS of their test files run at once, across
  * the worker processes of the pool they share with the unit project (vitest.config.ts). A browser file mostly waits
  * on one thread (a worker, the renderer, a timer, the disk): alone, one kept about one of two cores busy, so two at
- * once fill both. Files of one SERIAL group also run one at a time among themselves. Directories are the locks:
- * mkdir is atomic, and a holder that died (its pid gone) is taken over.
+ * once fill both. Files of one SERIAL group also run one at a time among themselves; ALONE files run with no other.
+ * Directories are the locks: mkdir is atomic, and a holder that died (its pid gone) is taken over.
  */
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,9 +15,18 @@ const SLOTS = Math.max(1, Number(process.env.ENGRAM_BROWSER_SLOTS) || 2);
 /** The consumers share the example apps' directories: a build rewrites one app's sources for a while. */
 const SERIAL: Record<string, RegExp> = { consumers: /\/test\/consumers\// };
 
+/**
+ * Files that take every slot. The extension tests watch the offscreen document's worker over CDP, which attaches
+ * after the document starts: beside another browser file, on a machine loaded further, the worker's first requests
+ * (SQLite's WASM) went by unrecorded.
+ */
+const ALONE = [/\/test\/consumers\/extension(-firefox)?\.test\.ts$/];
+
 const base = inject('browserLock');
 const slot = (i: number) => join(base, `slot${i}`);
 const group = (name: string) => join(base, `serial-${name}`);
+/** Held while a file that runs alone gathers the slots: no other file takes one meanwhile. */
+const gathering = join(base, 'alone');
 
 function alive(pid: number): boolean {
   try {
@@ -51,8 +60,18 @@ function tryHold(dir: string): boolean {
   return true;
 }
 
+function heldByOther(dir: string): boolean {
+  try {
+    const holder = Number(readFileSync(join(dir, 'pid'), 'utf8'));
+    return holder !== process.pid && alive(holder);
+  } catch (error) {
+    // Made, its pid not yet written: held.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT' || statSync(dir, { throwIfNoEntry: false }) !== undefined;
+  }
+}
+
 function release(): void {
-  for (const dir of [...Array.from({ length: SLOTS }, (_, i) => slot(i)), ...Object.keys(SERIAL).map(group)]) {
+  for (const dir of [...Array.from({ length: SLOTS }, (_, i) => slot(i)), ...Object.keys(SERIAL).map(group), gathering]) {
     try {
       if (Number(readFileSync(join(dir, 'pid'), 'utf8')) === process.pid) rmSync(dir, { recursive: true, force: true });
     } catch {
@@ -65,8 +84,13 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
 
 async function acquire(path: string): Promise<void> {
   for (const [name, pattern] of Object.entries(SERIAL)) if (pattern.test(path)) while (!tryHold(group(name))) await pause();
+  if (ALONE.some((pattern) => pattern.test(path))) {
+    while (!tryHold(gathering)) await pause();
+    for (let i = 0; i < SLOTS; i++) while (!tryHold(slot(i))) await pause();
+    return;
+  }
   for (;;) {
-    for (let i = 0; i < SLOTS; i++) if (tryHold(slot(i))) return;
+    if (!heldByOther(gathering)) for (let i = 0; i < SLOTS; i++) if (tryHold(slot(i))) return;
     await pause();
   }
 }

@@ -35,7 +35,7 @@ describe.each(engines)('%s', (engine) => {
   });
   afterAll(async () => {
     await page?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   test('opens, adds at once, and answers a hybrid search once the built-in model is in', async () => {
