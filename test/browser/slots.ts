@@ -16,9 +16,9 @@ const SLOTS = Math.max(1, Number(process.env.ENGRAM_BROWSER_SLOTS) || 2);
 const SERIAL: Record<string, RegExp> = { consumers: /\/test\/consumers\// };
 
 /**
- * Files that take every slot. The extension tests watch the offscreen document's worker over CDP, which attaches
- * after the document starts: beside another browser file, on a machine loaded further, the worker's first requests
- * (SQLite's WASM) went by unrecorded.
+ * Files that take every slot. The extension tests watch the offscreen document's worker over CDP: beside another
+ * browser file, on a machine loaded further, its requests for SQLite's WASM went unrecorded (most likely the worker
+ * started before the watcher could hold it).
  */
 const ALONE = [/\/test\/consumers\/extension(-firefox)?\.test\.ts$/];
 
