@@ -99,7 +99,8 @@ function bounded<T>(engine: EngineName, promise: Promise<T>, ms: number): Promis
   ]);
 }
 
-function tempDir(prefix: string): { dir: string; dispose(): void } {
+/** A new folder under the system's temp folder, and its removal. */
+export function tempDir(prefix: string): { dir: string; dispose(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   // Firefox may still be writing its profile just after it closed (ENOTEMPTY once, on a loaded machine).
   return { dir, dispose: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }) };

@@ -5,7 +5,7 @@
  * once fill both. Files of one SERIAL group also run one at a time among themselves; ALONE files run with no other.
  * Directories are the locks: mkdir is atomic, and a holder that died (its pid gone) is taken over.
  */
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 
@@ -37,23 +37,31 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid that holds `dir`: undefined when free, NaN between the holder's mkdir and its pid write. */
+function holderOf(dir: string): number | undefined {
+  try {
+    return Number(readFileSync(join(dir, 'pid'), 'utf8'));
+  } catch {
+    return existsSync(dir) ? NaN : undefined;
+  }
+}
+
 /** Whether this process now holds `dir` (made here, or already ours); a dead holder's dir is removed for the next try. */
 function tryHold(dir: string): boolean {
   try {
     mkdirSync(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    let holder = NaN;
-    try {
-      holder = Number(readFileSync(join(dir, 'pid'), 'utf8'));
-    } catch {
-      // Between the holder's mkdir and its pid write (still held), unless that was long ago (the holder died).
+    const holder = holderOf(dir);
+    if (holder === process.pid) return true;
+    if (holder === undefined) return false;
+    if (Number.isNaN(holder)) {
+      // Still being taken, unless that began long ago (the holder died).
       const made = statSync(dir, { throwIfNoEntry: false });
       if (made && Date.now() - made.mtimeMs > 10_000) rmSync(dir, { recursive: true, force: true });
-      return false;
+    } else if (!alive(holder)) {
+      rmSync(dir, { recursive: true, force: true });
     }
-    if (holder === process.pid) return true;
-    if (Number.isFinite(holder) && !alive(holder)) rmSync(dir, { recursive: true, force: true });
     return false;
   }
   writeFileSync(join(dir, 'pid'), String(process.pid));
@@ -61,22 +69,13 @@ function tryHold(dir: string): boolean {
 }
 
 function heldByOther(dir: string): boolean {
-  try {
-    const holder = Number(readFileSync(join(dir, 'pid'), 'utf8'));
-    return holder !== process.pid && alive(holder);
-  } catch (error) {
-    // Made, its pid not yet written: held.
-    return (error as NodeJS.ErrnoException).code !== 'ENOENT' || statSync(dir, { throwIfNoEntry: false }) !== undefined;
-  }
+  const holder = holderOf(dir);
+  return holder !== undefined && holder !== process.pid && (Number.isNaN(holder) || alive(holder));
 }
 
 function release(): void {
   for (const dir of [...Array.from({ length: SLOTS }, (_, i) => slot(i)), ...Object.keys(SERIAL).map(group), gathering]) {
-    try {
-      if (Number(readFileSync(join(dir, 'pid'), 'utf8')) === process.pid) rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // Not held.
-    }
+    if (holderOf(dir) === process.pid) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -4,11 +4,8 @@
  * errors, encryption. Firefox restarts on its profile; MiniBrowser in automation mode keeps website data in memory
  * only, so WebKit's persistence check is close(), a page reload and a reopen in the same browser.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { launchEngine, supportsRestart, type EnginePage } from '../browser/engines.js';
+import { launchEngine, supportsRestart, tempDir, type EnginePage } from '../browser/engines.js';
 import { lines } from '../browser/pages/memory-lab.js';
 import { BACKENDS, baseURL, enginesToRun, waitInPage } from './support.js';
 
@@ -26,16 +23,16 @@ async function openLab(page: EnginePage): Promise<EnginePage> {
 const CODE_OF = `const codeOf = (promise) => promise.then(() => 'resolved', (e) => e instanceof window.engram.EngramError ? e.code : 'not an EngramError: ' + String(e));`;
 
 describe.each(engines)('%s', (engine) => {
-  const profile = supportsRestart(engine) ? mkdtempSync(join(tmpdir(), `engram-${engine}-profile-`)) : undefined;
+  const profile = supportsRestart(engine) ? tempDir(`engram-${engine}-profile-`) : undefined;
   let page: EnginePage;
-  const launch = async () => openLab(await launchEngine(engine, profile ? { profileDir: profile } : {}));
+  const launch = async () => openLab(await launchEngine(engine, profile ? { profileDir: profile.dir } : {}));
 
   beforeAll(async () => {
     page = await launch();
   });
   afterAll(async () => {
     await page?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    profile?.dispose();
   });
 
   test('opens, adds at once, and answers a hybrid search once the built-in model is in', async () => {
