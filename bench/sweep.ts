@@ -1,7 +1,7 @@
 /**
  * Candidate defaults on the three kinds of data at once: `npx tsx bench/sweep.ts '<variants>'`, variants a JSON array of
  * `{ name, engine?, search? }` (engine and search options over the defaults); `SETS=chat,notes,docs` picks the data;
- * `SPLIT=dev` the BEIR dev queries (tune there, report test); `MODEL=owner/name` and `MODEL_PATH=<folder>` another model (e.g. a variant of the built-in built with --models).
+ * `SPLIT=dev` the BEIR dev queries (tune there, report test); `DIGITS=n` more decimals; `MODEL=owner/name` and `MODEL_PATH=<folder>` another model (e.g. a variant of the built-in built with --models).
  * Prints per variant: chat (LoCoMo dev, threads) and notes (no threads, a minute between turns) R@10, nDCG@10 and
  * session R@10 (chat per category: R@10 / session R@10), documents (BEIR NFCorpus, one batch) nDCG@10, R@100 and the
  * top-10 hits no leg returned. For exploring; `npm run eval` is the record.
@@ -26,7 +26,7 @@ const docEngine = (engine: Partial<EngineOptions>) => {
   if (!docEngines.has(key)) docEngines.set(key, (async () => { const e = await createEngine({ clock: () => Date.UTC(2026, 0, 1), embedder, ...engine }); await e.add(inputs); return e; })());
   return docEngines.get(key)!;
 };
-const f = (x: number) => x.toFixed(3);
+const f = (x: number) => x.toFixed(process.env.DIGITS ? Number(process.env.DIGITS) : 3);
 const cats = Object.values(CATEGORY_NAMES);
 const catStr = (r: Awaited<ReturnType<typeof evaluateRanker>>) => cats.map((c) => `${c.slice(0, 5)} ${f(r.byCategory[c]!.r10)}/${f(r.byCategory[c]!.s10)}`).join(' ');
 for (const v of variants) {

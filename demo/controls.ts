@@ -43,6 +43,7 @@ export interface ControlState {
   projectOther: number;
   projectNone: number;
   pinnedBoost: number;
+  dateBoost: number;
   filterProject: string;
   filterKinds: string;
   filterTags: string;
@@ -145,6 +146,7 @@ export function defaultState(now = Date.now()): ControlState {
     projectOther: d.projectBoost.other,
     projectNone: d.projectBoost.none,
     pinnedBoost: d.pinnedBoost,
+    dateBoost: d.dateBoost,
     filterProject: '',
     filterKinds: '',
     filterTags: '',
@@ -231,6 +233,7 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
     project: s.project || undefined,
     projectBoost: { same: s.projectSame, other: s.projectOther, none: s.projectNone },
     pinnedBoost: s.pinnedBoost,
+    dateBoost: s.dateBoost,
     filter,
     deepRecall: s.deepRecall,
     includeExpiredTransients: s.includeExpiredTransients,
@@ -349,6 +352,7 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'projectOther', label: 'Other project ×', type: 'range', min: 0, max: 3, step: 0.05, help: 'Memory in another project.', when: (s) => s.project !== '' },
       { key: 'projectNone', label: 'No project ×', type: 'range', min: 0, max: 3, step: 0.05, help: 'Memory without a project.', when: (s) => s.project !== '' },
       { key: 'pinnedBoost', label: 'Pinned ×', type: 'range', min: 1, max: 3, step: 0.05, help: 'Multiplier for pinned memories; priority (1–2) multiplies too.' },
+      { key: 'dateBoost', label: 'Date ×', type: 'range', min: 1, max: 10, step: 0.5, help: 'Multiplier for memories written on a date the query names ("in June", "on 13 October 2023"); 1 turns it off.' },
       { key: 'qualityWeight', label: 'Quality weight', type: 'range', min: 0, max: 1, step: 0.05, help: 'Added to the fused score: weight × the memory’s quality (0–1), for memories that have one.' },
     ],
   },
@@ -401,7 +405,7 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
   {
     title: 'Assembly',
     specs: [
-      { key: 'assembly', label: 'Assembly', type: 'select', help: 'Which hits fill the k places, and the order the context is filled in. diverse: first the best of each thread (meta.thread), then the rest; auto: diverse for aggregation questions; cover: greedy, then every thread keyword search reaches in its first k is reached.', options: [['greedy', 'greedy (best by MMR)'], ['diverse', 'diverse (one per thread first)'], ['auto', 'auto (by query type)'], ['cover', 'cover (threads keyword search reaches)']] },
+      { key: 'assembly', label: 'Assembly', type: 'select', help: 'Which hits fill the k places, and the order the context is filled in. diverse: first the best of each thread (meta.thread), then the rest; auto: diverse for aggregation questions; cover: greedy, then every thread keyword search reaches in its first k is reached; hedge (default): cover for the first 2, or for the first k when the question asks for many memories or no thread stands out.', options: [['hedge', 'hedge (cover when unsure)'], ['greedy', 'greedy (best by MMR)'], ['diverse', 'diverse (one per thread first)'], ['auto', 'auto (by query type)'], ['cover', 'cover (threads keyword search reaches)']] },
     ],
   },
   {

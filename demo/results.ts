@@ -166,7 +166,7 @@ function explainList(hit: Hit, fusion: SearchOptions['fusion'], queries: readonl
     ),
     e.rrf !== undefined && figure('rrf', fixed(e.rrf, 4), 'Σ w / (rrfK + rank) over the legs (explain.rrf)'),
     figure('recency', `×${fixed(e.recency, 3)}`, 'time decay factor, recency^α'),
-    figure('boost', `×${fixed(e.boost, 3)}`, 'priority × pinned × project'),
+    figure('boost', `×${fixed(e.boost, 3)}`, e.dated ? 'priority × pinned × project × date: written on a date the query names' : 'priority × pinned × project'),
     e.lists && listRanks(e.lists, queries),
     e.quality && figure('quality', `${fixed(e.quality.value, 2)} (+${fixed(e.quality.added, 4)})`, 'the memory’s quality (0–1) and what it added to the fused score: qualityWeight × quality'),
     e.rerank &&
@@ -182,7 +182,7 @@ function explainList(hit: Hit, fusion: SearchOptions['fusion'], queries: readonl
         `how slowly this memory fades (0–1), raised by each retrieval; ${hit.memory.accessCount} accesses in ${hit.memory.sessions?.length ?? 0} sessions`,
       ),
     e.mmr !== undefined && figure('mmr', fixed(e.mmr, 4), 'MMR value when picked: λ·score − (1−λ)·max similarity (cosine, or tag weight × tag Jaccard) to hits picked before'),
-    e.covers !== undefined && figure('covers', `thread ${e.covers.thread}`, `placed by assembly 'cover': keyword search reached this thread at lexical rank #${e.covers.lexicalRank}`),
+    e.covers !== undefined && figure('covers', `thread ${e.covers.thread}`, `placed by assembly 'hedge' or 'cover': keyword search reached this thread at lexical rank #${e.covers.lexicalRank}`),
   );
 }
 

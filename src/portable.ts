@@ -21,7 +21,7 @@ export type { LexicalOptions } from './lexical/lexical-index.js';
 export type { AssembledContext, Embedder, Hit, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Trace, TraceStage } from './types.js';
 export { functionModel, promptApiModel, webLlmModel } from './llm/index.js';
 export type { CompletionFunction, LanguageModel, LlmCallOptions, LlmCompletion, PromptApiAvailability, PromptApiModel, PromptApiModelOptions, RerankCandidate, Reranker, WebLlmEngine, WebLlmModelOptions } from './llm/index.js';
-export type { QueryType, Timeline, TimelineOptions, TraceQuery, Understanding } from './types.js';
+export type { DateMention, QueryType, Timeline, TimelineOptions, TraceQuery, Understanding } from './types.js';
 export type { Association, Link, LinkKind, Why, WhyOptions } from './types.js';
 export type { ConsolidateOptions, ConsolidateResult, ConversationMessage, FormationFallback, FormationTokens, RememberOptions, RememberResult } from './types.js';
 export { DECIDE_PROMPT, EXTRACT_PROMPT, SUMMARIZE_PROMPT } from './engine/formation-prompts.js';

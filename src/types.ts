@@ -108,11 +108,14 @@ export interface Hit {
     /** With `fusion: 'rrf'`, for a memory a leg returned: the legs' reciprocal-rank sum, before neighbour support. */
     rrf?: number;
     recency: number;
+    /** Priority, pinned, project, date (`dated`) and hook factors multiplied (search/boost.ts). */
     boost: number;
+    /** Written on a date the query names (`trace.understanding.dates`): `boost` includes `dateBoost`. */
+    dated?: boolean;
     superseded?: boolean;
     mmr?: number;
     /**
-     * `assembly: 'cover'` placed the hit so the hits reach its thread, which the lexical leg's first k reach: the
+     * `assembly: 'cover'` or `'hedge'` placed the hit so the hits reach its thread, which the lexical leg reached: the
      * thread and the hit's lexical rank (it took the place of a lower-scored hit of a thread with another hit).
      */
     covers?: { thread: string; lexicalRank: number };
@@ -207,6 +210,19 @@ export interface Understanding {
   /** Every cue found, e.g. `['temporal:when', 'aggregation:how many']`. */
   signals: string[];
   by: 'rules' | 'llm';
+  /** Calendar dates the query names (search/dates.ts), which `dateBoost` reads; absent when none. */
+  dates?: DateMention[];
+}
+
+/** A date a query names: a day (with a month), a month, or a year; without a year, any year. */
+export interface DateMention {
+  /** The words as the query has them, lowercased. */
+  text: string;
+  year?: number;
+  /** 0–11. */
+  month?: number;
+  /** 1–31, only with a month. */
+  day?: number;
 }
 
 /** One query list the legs searched: the caller's, a synthesized one, or the HyDE text (vector leg only). */

@@ -36,6 +36,8 @@ export const ablations: Ranker[] = [
   search('offline synthesis (feedback), lists by score, caller ×2', { synthesis: 'offline' }),
   search('offline synthesis (feedback), lists by score, caller ×4', { synthesis: 'offline', originalQueryWeight: 4 }),
   search('offline synthesis (feedback), lists by RRF (CEMS), caller ×2', { synthesis: 'offline', listFusion: 'rrf' }),
+  search('greedy assembly (no hedging across threads)', { assembly: 'greedy' }),
+  search("cover assembly for every query (assembly: 'cover')", { assembly: 'cover' }),
   search('diverse assembly for every query', { assembly: 'diverse' }),
   search('diverse assembly for aggregation questions (auto)', { assembly: 'auto' }),
   variant('no threads, offline synthesis, caller ×4', { noThreads: true, search: { synthesis: 'offline', originalQueryWeight: 4 } }),
@@ -48,7 +50,9 @@ export const ablations: Ranker[] = [
   search('neighbours from the best 50', { neighbours: { window: 2, weight: 0.5, lenders: 50 } }),
   variant('no threads (meta.thread dropped)', { noThreads: true }),
   variant('no threads, no support over time (neighbours.time: false)', { noThreads: true, search: { neighbours: { time: false } as never } }),
-  // decay
+  // time
+  search('no date boost (dateBoost: 1)', { dateBoost: 1 }),
+  search('date boost ×2', { dateBoost: 2 }),
   search('no decay (decay: false)', { decay: false }),
   search('hyperbolic 60 d, α 0.3 (engine-core default)', { decayAlpha: 0.3 }),
   search('hyperbolic 60 d, α 1 (undamped)', { decayAlpha: 1 }),

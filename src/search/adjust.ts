@@ -4,12 +4,12 @@
  * quality being the memory's own (0–1, none: 0). Quality adds to the relevance rather than multiplying the
  * score, so a good memory gains the same whatever its match, and a memory that did not match is never a candidate.
  */
-import { boost } from './boost.js';
+import { boost, dated } from './boost.js';
 import { recency } from './decay.js';
 import type { Eligible } from './filter.js';
 import type { FusedCandidate } from './fuse.js';
 import type { SearchOptions } from './options.js';
-import type { MemoryRecord } from '../types.js';
+import type { DateMention, MemoryRecord } from '../types.js';
 
 /** A candidate with every factor of its score, as the later stages and `explain` need them. */
 export interface ScoredCandidate {
@@ -21,21 +21,26 @@ export interface ScoredCandidate {
   score: number;
   /** `qualityWeight × quality`, included in `score`. */
   quality: number;
+  /** Written on a date the query names: `boost` includes `dateBoost`. */
+  dated?: boolean;
   /** Set by the diversify stage: the MMR value when picked. */
   mmr?: number;
-  /** Set by the diversify stage with `assembly: 'cover'`: placed for its thread, which the lexical leg reached. */
+  /** Set by the diversify stage with `assembly: 'cover'` or `'hedge'`: placed for its thread, which the lexical leg reached. */
   covers?: { thread: string; lexicalRank: number };
   /** Set by the rerank stage. */
   rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
 }
 
-export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number): ScoredCandidate[] {
+export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number, dates?: readonly DateMention[]): ScoredCandidate[] {
   const scored: ScoredCandidate[] = eligible.map(({ candidate, record, penalty }) => {
     const r = recency(record, now, options);
-    const b = boost(record, options);
+    const isDated = options.dateBoost !== 1 && dated(record, dates);
+    const b = boost(record, options, isDated);
     const quality = record.quality === undefined ? 0 : options.qualityWeight * record.quality;
     // Spelled out rather than spread: one object per candidate on every search.
-    return { candidate, record, penalty, recency: r, boost: b, quality, score: (candidate.fused + quality) * penalty * r * b };
+    const s: ScoredCandidate = { candidate, record, penalty, recency: r, boost: b, quality, score: (candidate.fused + quality) * penalty * r * b };
+    if (isDated) s.dated = true;
+    return s;
   });
   scored.sort((a, b) => b.score - a.score);
   return options.raw ? scored : scored.filter((s) => s.score >= options.minScore);

@@ -1,13 +1,15 @@
 /**
- * boost = priority (1..2) × (pinned ? pinnedBoost : 1) × project factor × caller hook.
+ * boost = priority (1..2) × (pinned ? pinnedBoost : 1) × project factor × date factor × caller hook.
+ * The date factor is `dateBoost` for a memory written on a date the query names (search/dates.ts), else 1.
  * The project factor applies only when the search names a project: same project `projectBoost.same` (1.3),
  * another project `other` (0.8), a memory without project `none` (0.9).
  */
 import { invalidInput } from '../errors.js';
+import { writtenWithin, type DateMention } from './dates.js';
 import type { SearchOptions } from './options.js';
 import type { MemoryRecord } from '../types.js';
 
-type BoostOptions = Pick<SearchOptions, 'project' | 'projectBoost' | 'pinnedBoost' | 'boost'>;
+type BoostOptions = Pick<SearchOptions, 'project' | 'projectBoost' | 'pinnedBoost' | 'dateBoost' | 'boost'>;
 
 function projectFactor(record: MemoryRecord, options: BoostOptions): number {
   if (options.project === undefined) return 1;
@@ -15,8 +17,14 @@ function projectFactor(record: MemoryRecord, options: BoostOptions): number {
   return record.project === options.project ? options.projectBoost.same : options.projectBoost.other;
 }
 
-export function boost(record: MemoryRecord, options: BoostOptions): number {
+/** Whether the date factor applies: the query names a date and the memory was written then. */
+export function dated(record: MemoryRecord, dates: readonly DateMention[] | undefined): boolean {
+  return dates !== undefined && dates.length > 0 && writtenWithin(record.createdAt, dates);
+}
+
+export function boost(record: MemoryRecord, options: BoostOptions, isDated = false): number {
   let factor = record.priority * (record.pinned ? options.pinnedBoost : 1) * projectFactor(record, options);
+  if (isDated) factor *= options.dateBoost;
   if (options.boost) {
     const hook = options.boost(record);
     if (typeof hook !== 'number' || !Number.isFinite(hook) || hook < 0) {

@@ -50,10 +50,10 @@ function redundancy(list: readonly ScoredCandidate[], diversity: DiversityOption
 
 /**
  * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), by session first when
- * `bySession` (diverse-sessions.ts), then ordered by score. Redundancy as `redundancy` above. With `cover`, the k hits
- * then reach every thread the lexical leg's first k reach (`coverLexicalThreads`).
+ * `bySession` (diverse-sessions.ts), then ordered by score. Redundancy as `redundancy` above. With `cover` n, the k hits
+ * then reach every thread the lexical leg's first n reach (`coverLexicalThreads`).
  */
-export function diversify(all: readonly ScoredCandidate[], options: SearchOptions, vectors: VectorIndex | null, baseline: number, bySession = false, cover = false): ScoredCandidate[] {
+export function diversify(all: readonly ScoredCandidate[], options: SearchOptions, vectors: VectorIndex | null, baseline: number, bySession = false, cover = 0): ScoredCandidate[] {
   if (options.raw || options.diversity === false) return all.slice(0, options.k);
   // MMR reranks only the head of the list: it costs O(k·n) similarities, and a candidate far down should not win
   // a place on novelty alone (docs/quality.md).
@@ -64,7 +64,29 @@ export function diversify(all: readonly ScoredCandidate[], options: SearchOption
     ? selectAcrossSessions(scores, head.map((s) => threadOf(s.record)), options.k, options.diversity, similarity)
     : mmrSelect(scores, options.k, options.diversity, similarity).picked;
   const hits = picked.map(({ index, mmr }) => Object.assign({}, head[index] as ScoredCandidate, { mmr }));
-  return (cover ? coverLexicalThreads(hits, all, options.k) : hits).sort((a, b) => b.score - a.score);
+  return (cover > 0 ? coverLexicalThreads(hits, all, cover) : hits).sort((a, b) => b.score - a.score);
+}
+
+/** `assembly: 'hedge'`: threads of the lexical leg's first this many candidates are always reached. */
+export const HEDGE_LEXICAL_HEADS = 2;
+/** Candidates by score in which the best thread's share is counted. */
+const HEDGE_WINDOW = 10;
+/** Below this share of the first candidates, the best thread is not taken for where the answer is. */
+const HEDGE_SHARE = 0.4;
+
+/**
+ * How many of the lexical leg's first candidates `assembly: 'hedge'` covers (`coverLexicalThreads`): all k when
+ * the question asks for many memories (an aggregation) or when no thread stands out, the best thread holding
+ * under 40% of the first 10 candidates by score; otherwise the first 2, so a thread keyword search ranks near the
+ * top is never missing while the best thread keeps its neighbours.
+ */
+export function hedgeDepth(all: readonly ScoredCandidate[], aggregation: boolean, k: number): number {
+  if (aggregation) return k;
+  const first = all.slice(0, HEDGE_WINDOW);
+  const best = first.length > 0 ? threadOf((first[0] as ScoredCandidate).record) : undefined;
+  if (best === undefined) return Math.min(HEDGE_LEXICAL_HEADS, k);
+  const share = first.filter((s) => threadOf(s.record) === best).length / first.length;
+  return share < HEDGE_SHARE ? k : Math.min(HEDGE_LEXICAL_HEADS, k);
 }
 
 /**

@@ -17,6 +17,7 @@ export function toHit(s: ScoredCandidate): Hit {
   if (record.supersededBy !== undefined) explain.superseded = true;
   if (s.mmr !== undefined) explain.mmr = s.mmr;
   if (s.covers) explain.covers = { ...s.covers };
+  if (s.dated) explain.dated = true;
   if (candidate.neighbour) explain.neighbour = { ...candidate.neighbour };
   if (candidate.feedback) explain.feedback = { ...candidate.feedback };
   if (candidate.lists) explain.lists = { ...candidate.lists, ranks: [...candidate.lists.ranks] };

@@ -171,6 +171,11 @@ export interface SearchOptions {
   projectBoost: ProjectBoost;
   /** Factor for pinned memories. Default 1.1. */
   pinnedBoost: number;
+  /**
+   * Factor for memories written on a date the query names ("in June", "on 13 October 2023"; search/dates.ts,
+   * `trace.understanding.dates`). 1: off. Default 4 (docs/quality.md).
+   */
+  dateBoost: number;
   /** Caller hook multiplied into the boost. In-process engines only (functions do not cross the worker). Default none. */
   boost: ((memory: MemoryRecord) => number) | undefined;
   /**
@@ -184,9 +189,11 @@ export interface SearchOptions {
    * (`meta.thread`), then the best of the rest, for the hits and for the context (search/diverse-sessions.ts);
    * `'auto'`: diverse for aggregation questions (stage `understand`), greedy otherwise; `'cover'`, greedy, then
    * the hits reach every thread the lexical leg's first k reach (`explain.covers`), so never fewer sessions than
-   * keyword search. Not with `raw` or `diversity: false`. Default 'greedy'.
+   * keyword search; `'hedge'`, greedy, then the same cover over the lexical leg's first 2, or its first k for an
+   * aggregation question or when no thread holds 40% of the first 10 candidates (search/diversify.ts `hedgeDepth`).
+   * Not with `raw` or `diversity: false`. Default 'hedge' (docs/quality.md).
    */
-  assembly: 'greedy' | 'diverse' | 'auto' | 'cover';
+  assembly: 'greedy' | 'diverse' | 'auto' | 'cover' | 'hedge';
   /** Added to a memory's fused score per unit of its `quality` (0–1): `fused + qualityWeight × quality`. Default 0.1 (Memsense). */
   qualityWeight: number;
   /** Token budget of the assembled context. Default 2000. */
@@ -247,9 +254,10 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   project: undefined,
   projectBoost: Object.freeze({ same: 1.3, other: 0.8, none: 0.9 }),
   pinnedBoost: 1.1,
+  dateBoost: 4,
   boost: undefined,
   diversity: Object.freeze({ lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 }),
-  assembly: 'greedy',
+  assembly: 'hedge',
   qualityWeight: 0.1,
   tokenBudget: 2000,
   touch: true,
@@ -353,6 +361,7 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   nonNegative('projectBoost.other', o.projectBoost.other);
   nonNegative('projectBoost.none', o.projectBoost.none);
   nonNegative('pinnedBoost', o.pinnedBoost);
+  nonNegative('dateBoost', o.dateBoost);
   if (o.boost !== undefined && typeof o.boost !== 'function') fail('boost', 'a function', o.boost);
   if (o.diversity !== false) {
     const { lambda, duplicateThreshold, tagWeight } = o.diversity;
@@ -382,7 +391,7 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
     }
   }
   if (!(o.llmTimeoutMs > 0 && o.llmTimeoutMs <= 2 ** 31 - 1)) fail('llmTimeoutMs', `a positive number of milliseconds up to ${2 ** 31 - 1}`, o.llmTimeoutMs);
-  if (!['greedy', 'diverse', 'auto', 'cover'].includes(o.assembly)) fail('assembly', "'greedy', 'diverse', 'auto' or 'cover'", o.assembly);
+  if (!['greedy', 'diverse', 'auto', 'cover', 'hedge'].includes(o.assembly)) fail('assembly', "'greedy', 'diverse', 'auto', 'cover' or 'hedge'", o.assembly);
   nonNegative('qualityWeight', o.qualityWeight);
   if (o.neighbours !== false) {
     if (typeof o.neighbours !== 'object' || o.neighbours === null) fail('neighbours', 'false or { window, weight, lenders }', o.neighbours);

@@ -13,7 +13,7 @@ import { afterAnswer, markCold } from './after-answer.js';
 import { associate } from './associate.js';
 import { assemble, estimateTokens } from './assemble.js';
 import { CONTEXT_MMR_LAMBDA } from './diverse-sessions.js';
-import { diverseContextOrder, diversify } from './diversify.js';
+import { diverseContextOrder, diversify, hedgeDepth } from './diversify.js';
 import { toHit } from './explain.js';
 import { markFeedback, runFeedback } from './feedback.js';
 import { compileEligibility, filterCandidates } from './filter.js';
@@ -169,7 +169,13 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     () => 'hard filters also ran inside the legs as eligibility, so each leg pool holds only eligible memories',
   );
 
-  let adjusted = trace.stage('adjust', filtered.length, () => adjust(filtered, options, now), (a) => a.length);
+  let adjusted = trace.stage(
+    'adjust',
+    filtered.length,
+    () => adjust(filtered, options, now, understanding.dates),
+    (a) => a.length,
+    (a) => (understanding.dates && options.dateBoost !== 1 ? `${a.filter((s) => s.dated).length} written on ${understanding.dates.map((d) => `"${d.text}"`).join(', ')} (×${options.dateBoost})` : undefined),
+  );
 
   const queryVector = legs.queryVector();
   if (options.associations !== false && queryVector && vectors) {
@@ -211,16 +217,17 @@ export async function runPipeline(state: PipelineState, query: string, options: 
 
   const bySession = options.assembly === 'diverse' || (options.assembly === 'auto' && understanding.type === 'aggregation');
   const baseline = state.calibrateSimilarity && vectors ? vectors.meanPairwiseCosine() : 0;
+  const cover = options.assembly === 'cover' ? options.k : options.assembly === 'hedge' ? hedgeDepth(reranked, understanding.type === 'aggregation', options.k) : 0;
   const selected = trace.stage(
     'diversify',
     reranked.length,
-    () => diversify(reranked, options, vectors, baseline, bySession, options.assembly === 'cover'),
+    () => diversify(reranked, options, vectors, baseline, bySession, cover),
     (s) => s.length,
     (s) =>
       options.raw ? 'raw: top k by score'
       : options.diversity === false ? 'diversity off: top k by score'
       : bySession ? `diverse: the best of each thread first${options.assembly === 'auto' ? ' (aggregation question)' : ''}`
-      : options.assembly === 'cover' ? `cover: ${s.filter((h) => h.covers).length} placed for threads the lexical leg reached`
+      : cover > 0 ? `${options.assembly}: ${s.filter((h) => h.covers).length} placed for threads the lexical leg's first ${cover} reached`
       : undefined,
   );
 

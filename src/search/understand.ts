@@ -17,6 +17,7 @@
  * not one of the types falls back to the rules, and the trace says so.
  */
 import { askLlm, type LlmAccess, type StageOutcome } from './llm-stage.js';
+import { queryDates } from './dates.js';
 import { isIdentifierQuery } from './route.js';
 import type { QueryType, Understanding } from '../types.js';
 
@@ -124,6 +125,14 @@ const UNDERSTAND_MAX_TOKENS = 40;
 
 /** The stage: rules, or the model when asked and available (rules on any failure, and the note says why). */
 export async function understand(query: string, by: 'rules' | 'llm', access: LlmAccess): Promise<{ understanding: Understanding } & StageOutcome> {
+  const outcome = await classify(query, by, access);
+  // Dates are read by rules whoever classifies.
+  const dates = queryDates(query);
+  if (dates.length > 0) outcome.understanding.dates = dates;
+  return outcome;
+}
+
+async function classify(query: string, by: 'rules' | 'llm', access: LlmAccess): Promise<{ understanding: Understanding } & StageOutcome> {
   const rules = understandByRules(query);
   if (by !== 'llm') return { understanding: rules };
   if (!access.llm) return { understanding: rules, note: `rules: ${access.unavailable}` };

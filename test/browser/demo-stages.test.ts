@@ -96,7 +96,8 @@ describe('the demo’s stage controls', () => {
     // Every stage option is a control in its group, starting at the library default.
     expect(await page.$eval('#opt-rerankBy', (el) => (el as HTMLSelectElement).value)).toBe('off');
     expect(await page.$eval('#opt-synthesis', (el) => (el as HTMLSelectElement).value)).toBe('off');
-    expect(await page.$eval('#opt-assembly', (el) => (el as HTMLSelectElement).value)).toBe('greedy');
+    expect(await page.$eval('#opt-assembly', (el) => (el as HTMLSelectElement).value)).toBe('hedge');
+    expect(await page.inputValue('#opt-dateBoost')).toBe('4');
     expect(await page.inputValue('#opt-qualityWeight')).toBe('0.1');
     expect(await page.inputValue('#opt-tagWeight')).toBe('0.35');
     const legends = await page.$$eval('#controls legend', (all) => all.map((l) => l.firstChild?.textContent?.trim()));

@@ -116,7 +116,7 @@ describe('language models, re-rankers and the timeline', () => {
 
   test('stage options are closed unions, and the trace carries tokens and the queries searched', () => {
     expectTypeOf<SearchOptions['synthesis']>().toEqualTypeOf<false | 'offline' | 'llm'>();
-    expectTypeOf<SearchOptions['assembly']>().toEqualTypeOf<'greedy' | 'diverse' | 'auto' | 'cover'>();
+    expectTypeOf<SearchOptions['assembly']>().toEqualTypeOf<'greedy' | 'diverse' | 'auto' | 'cover' | 'hedge'>();
     expectTypeOf<SearchOptions['fusion']>().toEqualTypeOf<'convex' | 'scaled' | 'rrf' | 'blend'>();
     expectTypeOf<Trace['totalTokens']>().toEqualTypeOf<number>();
     expectTypeOf<Trace['stages'][number]['promptTokens']>().toEqualTypeOf<number>();

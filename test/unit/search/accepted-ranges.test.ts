@@ -70,12 +70,13 @@ const accepted: fc.Arbitrary<Partial<SearchOptions>> = fc.record(
     decayAlpha: extreme(0, 1e9),
     projectBoost: fc.record({ same: extreme(0, 1e9), other: extreme(0, 1e9), none: extreme(0, 1e9) }),
     pinnedBoost: extreme(0, 1e9),
+    dateBoost: extreme(0, 1e9),
     qualityWeight: extreme(0, 1e9),
     diversity: fc.oneof(
       fc.constant(false as const),
       fc.record({ lambda: extreme(0, 1), duplicateThreshold: fc.constantFrom(-1e9, -1, 0, 0.94, 1, 1e9), tagWeight: extreme(0, 1) }),
     ),
-    assembly: fc.constantFrom('greedy', 'diverse', 'auto'),
+    assembly: fc.constantFrom('greedy', 'diverse', 'auto', 'cover', 'hedge'),
     synthesis: fc.constantFrom(false as const, 'offline' as const),
     feedback: fc.oneof(fc.constant(false as const), fc.record({ docs: extremeInt(1, 100), terms: extremeInt(1, 200), originalWeight: fc.constantFrom(1e-9, 0.5, 1) })),
     originalQueryWeight: extreme(0, 1e9),
@@ -124,7 +125,7 @@ describe('accepted search options stay within a budget', () => {
   it('every search over the accepted ranges answers, well-formed, within the budget', async () => {
     let slowest = 0;
     await fc.assert(
-      fc.asyncProperty(accepted, fc.constantFrom('garden coffee', 'database migration plan', 'note 42', 'what did we say about paris and the guitar?'), async (options, query) => {
+      fc.asyncProperty(accepted, fc.constantFrom('garden coffee', 'database migration plan', 'note 42', 'what did we say about paris and the guitar?', 'the garden in june 2026'), async (options, query) => {
         const started = performance.now();
         const { hits, context } = await engine.search(query, options);
         const took = performance.now() - started;

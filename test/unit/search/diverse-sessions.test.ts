@@ -195,17 +195,21 @@ describe("the search's hits with assembly 'cover'", () => {
     { id: 'c1', text: 'The bakery opens at seven', meta: { thread: 'C' }, createdAt: NOW - 1000 },
   ];
 
-  it("greedy's hits stay in the thread that lends; 'cover' also reaches the thread keyword search reaches, and says so", async () => {
+  it("greedy's hits stay in the thread that lends; 'cover' and 'hedge' also reach the thread keyword search reaches, and say so", async () => {
     const engine = await createEngine({ clock: () => NOW, embedder: null });
     await engine.add(memories);
-    const search = (assembly: 'greedy' | 'cover') => engine.search('Tim read books', { k: 3, assembly, touch: false });
+    const search = (assembly: 'greedy' | 'cover' | 'hedge') => engine.search('Tim read books', { k: 3, assembly, touch: false });
     const greedy = await search('greedy');
     expect(greedy.hits.map((h) => h.id)).toEqual(['a1', 'a2', 'a3']);
     expect(greedy.hits.find((h) => h.id === 'b1')).toBeUndefined();
     const cover = await search('cover');
     expect(cover.hits.map((h) => h.id)).toEqual(['a1', 'a2', 'b1']);
     expect(cover.hits[2]!.explain.covers).toEqual({ thread: 'B', lexicalRank: 2 });
-    expect(cover.trace.stages.find((s) => s.name === 'diversify')!.note).toBe('cover: 1 placed for threads the lexical leg reached');
+    expect(cover.trace.stages.find((s) => s.name === 'diversify')!.note).toBe("cover: 1 placed for threads the lexical leg's first 3 reached");
+    // Thread A holds every candidate but one: 'hedge' covers only the lexical leg's first 2, which reach B.
+    const hedge = await search('hedge');
+    expect(hedge.hits.map((h) => h.id)).toEqual(['a1', 'a2', 'b1']);
+    expect(hedge.trace.stages.find((s) => s.name === 'diversify')!.note).toBe("hedge: 1 placed for threads the lexical leg's first 2 reached");
     await engine.close();
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { coverLexicalThreads, diversify, tagJaccard } from '../../../src/search/diversify.js';
+import { coverLexicalThreads, diversify, hedgeDepth, HEDGE_LEXICAL_HEADS, tagJaccard } from '../../../src/search/diversify.js';
 import { mmrSelect } from '../../../src/search/mmr.js';
 import type { ScoredCandidate } from '../../../src/search/adjust.js';
 import { resolveSearchOptions } from '../../../src/search/options.js';
@@ -260,7 +260,38 @@ describe("assembly 'cover': the hits reach every thread the lexical leg's first 
 
   it('through diversify: the placed hits sort by score with the rest', () => {
     const all = [candidate('a1', 0.9, 2, 'A'), candidate('a2', 0.8, null, 'A'), candidate('b', 0.1, 1, 'B')];
-    const picked = diversify(all, resolveSearchOptions({ k: 2, assembly: 'cover' }), null, 0, false, true);
+    const picked = diversify(all, resolveSearchOptions({ k: 2, assembly: 'cover' }), null, 0, false, 2);
     expect(picked.map((s) => [s.record.id, s.covers?.thread])).toEqual([['a1', undefined], ['b', 'B']]);
+  });
+});
+
+describe("assembly 'hedge': how deep the cover goes", () => {
+  const candidate = (id: string, score: number, lexical: number | null, thread: string | undefined): ScoredCandidate => ({
+    candidate: { id, fused: score, rank: { lexical, vector: null }, legScore: { lexical: lexical === null ? null : 1 / lexical, vector: null } },
+    record: { id, text: id, createdAt: 0, priority: 1, pinned: false, tags: [], accessCount: 0, ...(thread === undefined ? {} : { meta: { thread } }) },
+    penalty: 1, recency: 1, boost: 1, quality: 0, score,
+  });
+  const list = (threads: (string | undefined)[]) => threads.map((t, i) => candidate(`m${i}`, 1 - i / 100, null, t));
+
+  it('all k for an aggregation question, or when the best thread holds under 40% of the first 10 candidates', () => {
+    const spread = list(['A', 'A', 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'A', 'A']);
+    const packed = list(['A', 'A', 'A', 'A', 'C', 'D', 'E', 'F', 'G', 'H']);
+    expect(hedgeDepth(spread, false, 10)).toBe(10);
+    expect(hedgeDepth(packed, false, 10)).toBe(HEDGE_LEXICAL_HEADS);
+    expect(hedgeDepth(packed, true, 10)).toBe(10);
+    expect(hedgeDepth(packed, false, 2)).toBe(2);
+    // No thread: nothing to cover, whatever the depth.
+    expect(hedgeDepth(list([undefined, 'A']), false, 10)).toBe(HEDGE_LEXICAL_HEADS);
+  });
+
+  it('through diversify: a packed top keeps its thread and still reaches the best lexical thread', () => {
+    const all = [
+      candidate('a1', 0.9, 4, 'A'), candidate('a2', 0.8, null, 'A'), candidate('a3', 0.7, null, 'A'), candidate('a4', 0.6, null, 'A'),
+      candidate('b', 0.2, 1, 'B'), candidate('c', 0.1, 2, 'C'),
+    ];
+    const options = resolveSearchOptions({ k: 4, assembly: 'hedge' });
+    const picked = diversify(all, options, null, 0, false, hedgeDepth(all, false, options.k));
+    expect(picked.map((s) => s.record.id)).toEqual(['a1', 'a2', 'b', 'c']);
+    expect(picked.filter((s) => s.covers).map((s) => s.covers!.lexicalRank)).toEqual([1, 2]);
   });
 });
