@@ -14,7 +14,8 @@
  * signals or more than 14 words, `simple` with none and at most 6 words, else `moderate`.
  *
  * With `understand: 'llm'` and a language model, the model classifies instead (prompt below); an answer that is
- * not one of the types falls back to the rules, and the trace says so.
+ * not one of the types falls back to the rules, and the trace says so. The dates a query names (dates.ts) are read
+ * by rules either way.
  */
 import { askLlm, type LlmAccess, type StageOutcome } from './llm-stage.js';
 import { queryDates } from './dates.js';

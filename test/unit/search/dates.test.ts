@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DAY_SLACK_MS, queryDates, writtenWithin } from '../../../src/search/dates.js';
-import { createEngine } from '../../../src/index.js';
+import { createEngine, functionModel } from '../../../src/index.js';
+import { understand } from '../../../src/search/understand.js';
 import { runs } from '../helpers/tier.js';
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
@@ -121,5 +122,14 @@ describe('dateBoost through a search', () => {
     const engine = await createEngine({ clock: () => NOW, embedder: null });
     await expect(engine.search('x in June', { dateBoost: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await engine.close();
+  });
+});
+
+describe('the understand stage reads dates by rules, whoever classifies', () => {
+  it('keeps the dates when a model classifies the query', async () => {
+    const llm = functionModel(async () => '{"type":"factual","complexity":"simple"}');
+    const { understanding } = await understand('What did Maria donate in December 2023?', 'llm', { llm, unavailable: '', timeoutMs: 1000 });
+    expect(understanding.by).toBe('llm');
+    expect(understanding.dates).toEqual([{ text: 'december 2023', month: 11, year: 2023 }]);
   });
 });
