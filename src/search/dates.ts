@@ -3,7 +3,8 @@
  * Read by the `adjust` stage (search option `dateBoost`): a question about June is mostly about what was written in
  * June (85 of the 91 LoCoMo dev questions naming a date have evidence written then). A day matches memories written within a week of it (the question
  * "the weekend before April 10" is about that week), a month the whole month, a year the whole year; a month or
- * day without a year matches it in any year. English month names and four-digit years 1900–2099. Relative dates
+ * day without a year matches it in any year. English month names and four-digit years 1900–2099; a month alone only
+ * after a word such as "in" (`BEFORE_MONTH`). Relative dates
  * ("last week") are not read: in a question about the past they are as often relative to the event as to now.
  */
 
@@ -15,6 +16,8 @@ export type { DateMention };
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 const SHORT = MONTHS.map((m) => m.slice(0, 3));
 const AMBIGUOUS = new Set(['may', 'jan', 'mar']);
+/** The words before a month alone (no day, no year) that make it a date rather than a name ("in June", not "June said"). */
+const BEFORE_MONTH = new Set(['in', 'on', 'of', 'during', 'since', 'until', 'till', 'before', 'after', 'by', 'from', 'through', 'throughout', 'around', 'last', 'this', 'next', 'early', 'late', 'mid']);
 const MONTH = `(${MONTHS.join('|')}|${SHORT.filter((s) => s !== 'may').join('|')})\\.?`;
 const YEAR = '((?:19|20)\\d\\d)';
 // "13 october 2023", "october 13, 2023", "october 2023", "october": day before or after the month, year optional.
@@ -34,8 +37,11 @@ export function queryDates(query: string): DateMention[] {
   const taken: [number, number][] = [];
   for (const m of text.matchAll(WITH_MONTH)) {
     const name = m[2] as string;
-    // "may" alone is mostly the verb, "jan" a name, "mar" a verb: only with a day or a year are they the month.
-    if (AMBIGUOUS.has(name) && m[1] === undefined && m[3] === undefined && m[4] === undefined) continue;
+    if (m[1] === undefined && m[3] === undefined && m[4] === undefined) {
+      // A month alone is a date only after a word such as "in" ("What did April say?" names a person); "may" alone
+      // is mostly the verb, "jan" a name, "mar" a verb: only with a day or a year are they the month.
+      if (AMBIGUOUS.has(name) || !BEFORE_MONTH.has(/([a-z]+)[\s-]*$/.exec(text.slice(0, m.index))?.[1] ?? '')) continue;
+    }
     const mention: DateMention = { text: m[0].trim(), month: monthIndex(name) };
     const day = Number(m[1] ?? m[3]);
     if (day >= 1 && day <= 31) mention.day = day;

@@ -21,6 +21,16 @@ describe('queryDates: the calendar dates a query names', () => {
     ]);
   });
 
+  it('takes a month alone for a date only after a word such as "in", never for a name', () => {
+    expect(queryDates('What did April recommend?')).toEqual([]);
+    expect(queryDates('june said what about the trip')).toEqual([]);
+    expect(queryDates('plans for early August and mid-september')).toEqual([
+      { text: 'august', month: 7 },
+      { text: 'september', month: 8 },
+    ]);
+    expect(queryDates('What did April say in April?')).toEqual([{ text: 'april', month: 3 }]);
+  });
+
   it('takes "may", "jan" and "mar" for months only with a day or a year', () => {
     expect(queryDates('What may Jan recommend?')).toEqual([]);
     expect(queryDates('Did the rain mar the picnic?')).toEqual([]);
