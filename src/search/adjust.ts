@@ -4,7 +4,8 @@
  * quality being the memory's own (0–1, none: 0). Quality adds to the relevance rather than multiplying the
  * score, so a good memory gains the same whatever its match, and a memory that did not match is never a candidate.
  */
-import { boost, dated } from './boost.js';
+import { boost } from './boost.js';
+import { writtenWithin } from './dates.js';
 import { recency } from './decay.js';
 import type { Eligible } from './filter.js';
 import type { FusedCandidate } from './fuse.js';
@@ -34,7 +35,7 @@ export interface ScoredCandidate {
 export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number, dates?: readonly DateMention[]): ScoredCandidate[] {
   const scored: ScoredCandidate[] = eligible.map(({ candidate, record, penalty }) => {
     const r = recency(record, now, options);
-    const isDated = options.dateBoost !== 1 && dated(record, dates);
+    const isDated = dates !== undefined && options.dateBoost !== 1 && writtenWithin(record.createdAt, dates);
     const b = boost(record, options, isDated);
     const quality = record.quality === undefined ? 0 : options.qualityWeight * record.quality;
     // Spelled out rather than spread: one object per candidate on every search.

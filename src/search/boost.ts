@@ -1,11 +1,11 @@
 /**
  * boost = priority (1..2) × (pinned ? pinnedBoost : 1) × project factor × date factor × caller hook.
- * The date factor is `dateBoost` for a memory written on a date the query names (search/dates.ts), else 1.
+ * The date factor is `dateBoost` for a memory written on a date the query names (`isDated`, decided by adjust.ts
+ * with search/dates.ts), else 1.
  * The project factor applies only when the search names a project: same project `projectBoost.same` (1.3),
  * another project `other` (0.8), a memory without project `none` (0.9).
  */
 import { invalidInput } from '../errors.js';
-import { writtenWithin, type DateMention } from './dates.js';
 import type { SearchOptions } from './options.js';
 import type { MemoryRecord } from '../types.js';
 
@@ -15,11 +15,6 @@ function projectFactor(record: MemoryRecord, options: BoostOptions): number {
   if (options.project === undefined) return 1;
   if (record.project === undefined) return options.projectBoost.none;
   return record.project === options.project ? options.projectBoost.same : options.projectBoost.other;
-}
-
-/** Whether the date factor applies: the query names a date and the memory was written then. */
-export function dated(record: MemoryRecord, dates: readonly DateMention[] | undefined): boolean {
-  return dates !== undefined && dates.length > 0 && writtenWithin(record.createdAt, dates);
 }
 
 export function boost(record: MemoryRecord, options: BoostOptions, isDated = false): number {

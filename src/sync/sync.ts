@@ -10,6 +10,7 @@ import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.j
 import { linkKey } from '../store/graph-rows.js';
 import type { AssociationEdge, Store } from '../store/store.js';
 import type { Link, LinkKind, MemoryRecord } from '../types.js';
+import { DAY_MS } from '../util/time.js';
 import { epochBase, KEY_RECORD, newKeyRecord, open, seal, syncKey, type SyncKey, type SyncSecret } from './envelope.js';
 import { mergeFields, type FieldClocks } from './fields.js';
 import { parseHlc } from './hlc.js';
@@ -81,7 +82,7 @@ type CheckedOptions = { transport: SyncTransport; secret: SyncSecret; prefix: st
 
 function checkSyncOptions(options: SyncOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) throw invalidInput('sync options must be an object { transport, passphrase | key }');
-  const { transport, passphrase, key, iterations, prefix = 'engram/', intervalMs = 60_000, snapshotEvery = 200, retainMs = 7 * 86_400_000 } = options;
+  const { transport, passphrase, key, iterations, prefix = 'engram/', intervalMs = 60_000, snapshotEvery = 200, retainMs = 7 * DAY_MS } = options;
   if (!Number.isSafeInteger(snapshotEvery) || snapshotEvery < 0) throw invalidInput('sync snapshotEvery must be an integer ≥ 0');
   if (!Number.isSafeInteger(retainMs) || retainMs < 0) throw invalidInput('sync retainMs must be an integer ≥ 0');
   if ((passphrase === undefined) === (key === undefined)) throw invalidInput('sync needs exactly one of passphrase or key');

@@ -4,7 +4,8 @@
  * dates, as a search's context blocks show them (search/assemble.ts). Phrases not listed here are left as they are.
  */
 
-const DAY_MS = 86_400_000;
+import { DAY_MS } from './time.js';
+
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const NUMBER_WORDS: Record<string, number> = {
   a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, couple: 2, few: 3,
