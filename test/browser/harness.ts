@@ -49,9 +49,18 @@ export async function launchPersistent(userDataDir: string, options: { webgpu?: 
  * Chrome's IndexedDB approves writes from the free space it last read, decaying over 30 s
  * (BucketContext::kBucketSpaceCacheTimeLimit), so it would feel the new quota up to 30 s late: `indexedDB: true`
  * waits until the origin's backing store has closed, 2 s after its last connection, and the next one reads it afresh.
+ * Its usage figure also lags the writes just made (a CI run saw the first 2 MB refused with 4 MB left): with
+ * `indexedDB: true` the usage is read until two readings half a second apart agree, for up to 5 s.
  */
 export async function leaveRoom(page: Page, cdp: CDPSession, room: number, options: { indexedDB?: boolean } = {}): Promise<void> {
-  const used = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+  const usage = () => page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+  let used = await usage();
+  for (let reading = 0; options.indexedDB && reading < 10; reading++) {
+    await page.waitForTimeout(500);
+    const next = await usage();
+    if (next === used) break;
+    used = next;
+  }
   await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL()).origin, quotaSize: used + room });
   if (options.indexedDB) await page.waitForTimeout(3000);
 }
