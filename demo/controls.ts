@@ -96,7 +96,8 @@ type Key = keyof ControlState;
 // Values a control shows when the default turns its feature off (e.g. τ while decay is hyperbolic).
 const EXPONENTIAL_TAU_DAYS = 7;
 const HYPERBOLIC_HALF_LIFE_DAYS = 60;
-const MMR = { lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 };
+// duplicateThreshold 1 stands for none: only memories that say the same thing are dropped.
+const MMR = { lambda: 1, duplicateThreshold: 1, tagWeight: 0.35 };
 const NEIGHBOURS = { window: 2, weight: 0.5, lenders: 20, time: true, timeGapMs: 30 * 60_000 };
 const MINUTE_MS = 60_000;
 /** What `rerank` becomes when turned on (the library fills in the same `inputLimit` for a partial object). */
@@ -160,7 +161,7 @@ export function defaultState(now = Date.now()): ControlState {
     minScore: d.minScore,
     diversity: diversity !== false,
     lambda: diversity === false ? MMR.lambda : diversity.lambda,
-    duplicateThreshold: diversity === false ? MMR.duplicateThreshold : diversity.duplicateThreshold,
+    duplicateThreshold: diversity === false ? MMR.duplicateThreshold : (diversity.duplicateThreshold ?? MMR.duplicateThreshold),
     tagWeight: diversity === false ? MMR.tagWeight : (diversity.tagWeight ?? MMR.tagWeight),
     raw: d.raw,
     tokenBudget: d.tokenBudget,
@@ -240,7 +241,7 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
     includeExpiredInDeepRecall: s.includeExpiredInDeepRecall,
     deepRecallPenalty: s.deepRecallPenalty,
     minScore: s.minScore,
-    diversity: s.diversity ? { lambda: s.lambda, duplicateThreshold: s.duplicateThreshold, tagWeight: s.tagWeight } : false,
+    diversity: s.diversity ? { lambda: s.lambda, ...(s.duplicateThreshold < 1 ? { duplicateThreshold: s.duplicateThreshold } : {}), tagWeight: s.tagWeight } : false,
     raw: s.raw,
     tokenBudget: s.tokenBudget,
     touch: s.touch,
@@ -397,7 +398,7 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
     specs: [
       { key: 'diversity', label: 'Diversify', type: 'checkbox', help: 'Pick by λ·score − (1−λ)·max cosine to picked hits.' },
       { key: 'lambda', label: 'λ', type: 'range', min: 0, max: 1, step: 0.01, help: '1 = pure relevance, 0 = pure novelty.', when: (s) => s.diversity },
-      { key: 'duplicateThreshold', label: 'Duplicate threshold', type: 'range', min: 0.5, max: 1, step: 0.005, help: 'Similarity at which a hit counts as a duplicate and is dropped.', when: (s) => s.diversity },
+      { key: 'duplicateThreshold', label: 'Duplicate threshold', type: 'range', min: 0.5, max: 1, step: 0.005, help: 'Similarity at which a hit also counts as a duplicate and is dropped (1: only hits that say the same thing).', when: (s) => s.diversity },
       { key: 'tagWeight', label: 'Tag weight', type: 'range', min: 0, max: 1, step: 0.05, help: 'Similarity of two memories = max(cosine, weight × Jaccard of their tags): shared tags count as related.', when: (s) => s.diversity },
       { key: 'raw', label: 'Raw', type: 'checkbox', help: 'Skip min score, dedup and diversity (debugging).' },
     ],

@@ -35,6 +35,7 @@ import { loadState } from './open.js';
 import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
 import { Provenance } from './provenance.js';
 import { RecordTable } from './record-table.js';
+import { reviveOldFolds } from './supersede-migration.js';
 import { timeline } from './timeline.js';
 import { TouchWriter } from './touch-writer.js';
 import { VectorState } from './vector-state.js';
@@ -97,7 +98,7 @@ class EngramEngine implements Engine {
     const { associationStep: step, associationDecayDays: decayDays, maxAssociations: maxPerMemory } = options.learning;
     this.associations = new AssociationGraph({ step, decayDays, maxPerMemory });
     this.touches = new TouchWriter(this.records, this.queue, options.store, options.onBackgroundError, (edges) => this.associations.asWrite(edges));
-    this.vectors = new VectorState(options, this.records, this.queue);
+    this.vectors = new VectorState(options, this.records, this.queue, this.lexical);
     this.provenance = new Provenance(this.records, this.queue, this.links, this.associations, options.clock);
     const { records, lexical, threads, vectors, associations, links, queue } = this;
     this.writes = new MemoryWrites({ options, records, lexical, threads, vectors, associations, links, queue });
@@ -108,6 +109,8 @@ class EngramEngine implements Engine {
   async open(): Promise<void> {
     const { records, lexical, threads, associations, links } = this;
     this.lexicalSource = await loadState({ records, lexical, threads, associations, links }, this.options);
+    // 'similar' keeps the marks the old rule made: the app asked for that folding.
+    if (this.options.supersede !== 'similar') await reviveOldFolds({ records, links, queue: this.queue, readMeta: (key) => this.options.store.readMeta(key) });
     this.recordLoadTimer = setTimeout(this.startRecordLoad, RECORD_LOAD_GRACE_MS);
     // Node: the background load must not keep the process alive.
     (this.recordLoadTimer as { unref?: () => void }).unref?.();

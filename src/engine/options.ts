@@ -31,7 +31,18 @@ export interface EngineOptions {
   clock?: () => number;
   /** This engine's default search options, merged over `defaultSearchOptions`. Default `{}`. */
   search?: Partial<SearchOptions>;
-  /** On add, a new memory whose cosine to a live one is ≥ this supersedes the older. `false` disables. Default 0.95. */
+  /**
+   * What a new memory hides on add (docs/api.md, "Which memory is hidden"). `'same'`: an older live memory that says
+   * the same thing (the same words after case, punctuation, whitespace and stop words; numbers, identifiers and
+   * negations kept) in the same project, scope and kind, never a pinned one. `'similar'`: the old folding, also a
+   * memory whose calibrated cosine to the new one is ≥ `supersedeThreshold`, still within one project and scope,
+   * never a pinned one and never across other numbers, names or negations. `false`: nothing. Default `'same'`.
+   */
+  supersede?: 'same' | 'similar' | false;
+  /**
+   * The calibrated cosine at which `supersede: 'similar'` folds, and `consolidate()` folds near-duplicates. `false`
+   * turns both off (and, when `supersede` is not given, supersede on add too). Default 0.95.
+   */
   supersedeThreshold?: number | false;
   /**
    * Supersede and MMR compare memories by cosine calibrated to this store: (cos − b) / (1 − b), b = the mean
@@ -102,6 +113,7 @@ export interface ResolvedEngineOptions {
   reranker: Reranker | null;
   clock: () => number;
   search: Partial<SearchOptions>;
+  supersede: 'same' | 'similar' | false;
   supersedeThreshold: number | false;
   calibrateSimilarity: boolean;
   lexical: LexicalOptions;
@@ -138,6 +150,11 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   if (supersedeThreshold !== false && !(typeof supersedeThreshold === 'number' && Number.isFinite(supersedeThreshold))) {
     throw invalidInput('supersedeThreshold must be a number or false');
   }
+  const supersede = options.supersede ?? (options.supersedeThreshold === false ? false : 'same');
+  if (supersede !== 'same' && supersede !== 'similar' && supersede !== false) {
+    throw invalidInput(`supersede must be 'same', 'similar' or false, got ${JSON.stringify(supersede) ?? String(supersede)}`);
+  }
+  if (supersede === 'similar' && supersedeThreshold === false) throw invalidInput("supersede: 'similar' needs a supersedeThreshold number, not false");
   const embedder = options.embedder ?? null;
   if (embedder !== null) checkEmbedder(embedder);
   const llm = checkLanguageModel(options.llm);
@@ -149,6 +166,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     reranker,
     clock,
     search,
+    supersede,
     supersedeThreshold,
     calibrateSimilarity: options.calibrateSimilarity ?? true,
     lexical: { ...options.lexical, maxQueryChars },

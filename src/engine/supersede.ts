@@ -1,15 +1,24 @@
 /**
- * Supersede on add, as a pure plan: each new memory is compared with the live (not superseded) stored memories
- * and the earlier items of its batch created at another instant (a batch at one instant is an import of distinct
- * items: on BEIR NFCorpus, 41 abstracts on shared topics hid each other); when the best cosine (calibrated against the mean pairwise cosine of the
- * stored and new memories, unless calibration is off) is ≥ the threshold, the one created earlier (the new one
- * on a tie) gets `supersededBy` = the other.
+ * Supersede on add: what a new memory hides (EngineOptions.supersede, docs/api.md "Which memory is hidden").
  *
- * This is a threshold question, not a top-k one: only memories at least that similar matter. So the whole batch
- * asks it at once (one pass of the int8 kernel over the stored rows for many new memories, most rows ruled out
- * by a bound: quantized-scan.ts rowsAbove), and the answers are then walked in batch order, where liveness can
- * change from one new memory to the next.
+ * `'same'` (the default): a new memory hides an older live one only when both say the same thing (equal statement
+ * keys, lexical/statement.ts: the same words after case, punctuation, whitespace and stop words, negations, numbers
+ * and identifiers kept), in the same project, scope and kind, and never a pinned one. Candidates come from the
+ * lexical index (the memories holding the new text's rarest term), so the check costs what the add stores.
+ *
+ * `'similar'` (the old folding, opt-in): each new memory is compared with the live stored memories and the earlier
+ * items of its batch created at another instant (a batch at one instant is an import of distinct items: on BEIR
+ * NFCorpus, 41 abstracts on shared topics hid each other); when the best cosine (calibrated against the mean
+ * pairwise cosine of the stored and new memories, unless calibration is off) is ≥ the threshold, the one created
+ * earlier (the new one on a tie) gets `supersededBy` = the other. Pairs the context calls `distinct` (another
+ * project or scope, a pinned older one, other numbers, names or negations) are never matched.
+ *
+ * The cosine question is a threshold question, not a top-k one: only memories at least that similar matter. So the
+ * whole batch asks it at once (one pass of the int8 kernel over the stored rows for many new memories, most rows
+ * ruled out by a bound: quantized-scan.ts rowsAbove), and the answers are then walked in batch order, where
+ * liveness can change from one new memory to the next.
  */
+import { statementKey } from '../lexical/statement.js';
 import type { MemoryRecord } from '../types.js';
 import { calibratedCosine, meanPairwiseCosine } from '../vector/similarity.js';
 import type { VectorScan } from '../vector/scan.js';
@@ -32,6 +41,8 @@ export interface SupersedeContext<R extends SupersedeFacts = MemoryRecord> {
   calibrate: boolean;
   /** Makes the scan of the batch's own vector index. */
   makeScan(): VectorScan;
+  /** Pairs never matched, whatever their cosine (`older` created no later than `newer`). Default: none. */
+  distinct?(older: SupersedeFacts, newer: SupersedeFacts): boolean;
 }
 
 export interface SupersedePlan<R extends SupersedeFacts = MemoryRecord> {
@@ -97,6 +108,12 @@ function plan<R extends SupersedeFacts>(
   const live = (id: string) => recordOf(id)?.supersededBy === undefined;
   const liveEarlier = (id: string) => inBatch.has(id) && live(id);
   const passes = (score: number) => calibratedCosine(score, baseline) >= threshold;
+  const distinct = context.distinct ?? (() => false);
+  const apart = (record: MemoryRecord, id: string) => {
+    const other = recordOf(id);
+    if (!other) return true;
+    return other.createdAt <= record.createdAt ? distinct(other, record) : distinct(record, other);
+  };
   // Every candidate for the whole batch in one call per index (liveness changes along the batch, so it is
   // checked below, in order): the stored memories, and each new memory's earlier batch items (row j = item j).
   const batchIndex = new VectorIndex(index.dim, context.makeScan(), batch.length);
@@ -107,8 +124,8 @@ function plan<R extends SupersedeFacts>(
     // Items of one batch stored at one instant are distinct items of an import, never versions of each other.
     const versionInBatch = (id: string) => liveEarlier(id) && inBatch.get(id)!.createdAt !== record.createdAt;
     const best = [
-      bestLiveMatch(stored[i]!, () => everyStored(i), live, passes),
-      bestLiveMatch(earlier[i]!, () => batchIndex.matchesAbove(vector, floor, i, () => i)[0]!, versionInBatch, passes),
+      bestLiveMatch(stored[i]!, () => everyStored(i), (id) => live(id) && !apart(record, id), passes),
+      bestLiveMatch(earlier[i]!, () => batchIndex.matchesAbove(vector, floor, i, () => i)[0]!, (id) => versionInBatch(id) && !apart(record, id), passes),
     ]
       .filter((m) => m !== undefined)
       .sort((a, b) => b.score - a.score)[0];
@@ -170,4 +187,63 @@ function batchBaseline(index: VectorIndex, vectors: readonly Float32Array[]): nu
   const sum = index.sumOfRows();
   for (const vector of vectors) for (let i = 0; i < sum.length; i++) sum[i] = (sum[i] as number) + (vector[i] as number);
   return meanPairwiseCosine(sum, index.size + vectors.length);
+}
+
+/** What `planSameStatement` reads of the store. */
+export interface SameStatementContext {
+  /** Ids of stored memories that may say what `text` says (LexicalIndex.holdersOfRarestTerm). */
+  candidates(text: string): string[];
+  /** The stored records among `ids`. */
+  records(ids: readonly string[]): Promise<MemoryRecord[]>;
+}
+
+/** Candidates read per new memory: a duplicate past them stays visible (the safe way to miss one). */
+export const SAME_STATEMENT_CANDIDATES = 256;
+
+/**
+ * Supersede `'same'`: in batch order, a new memory and the newest live memory saying the same thing (equal
+ * statement key, project, scope and kind) are folded: the one created earlier (the stored one on a tie) gets
+ * `supersededBy` = the other, unless it is pinned (then both stay live). Changes nothing.
+ */
+export async function planSameStatement(context: SameStatementContext, batch: readonly MemoryRecord[]): Promise<SupersedePlan<MemoryRecord>> {
+  const groupOf = (r: MemoryRecord, key: string) => JSON.stringify([r.project ?? null, r.scope ?? null, r.kind ?? null, key]);
+  const keys = batch.map((r) => statementKey(r.text));
+  const wanted = new Set(batch.map((r, i) => (keys[i] ? groupOf(r, keys[i] as string) : '')).filter(Boolean));
+  if (wanted.size === 0) return { batch: batch.slice(), stored: [] };
+  const batchIds = new Set(batch.map((r) => r.id));
+  const ids = new Set<string>();
+  batch.forEach((r, i) => {
+    if (keys[i]) for (const id of context.candidates(r.text)) if (!batchIds.has(id)) ids.add(id);
+  });
+  /** The newest live memory of each wanted group: stored ones first, then the batch as it is walked. */
+  const holders = new Map<string, MemoryRecord>();
+  for (const stored of ids.size > 0 ? await context.records([...ids]) : []) {
+    if (stored.supersededBy !== undefined) continue;
+    const group = groupOf(stored, statementKey(stored.text));
+    const holder = holders.get(group);
+    if (wanted.has(group) && (!holder || stored.createdAt >= holder.createdAt)) holders.set(group, stored);
+  }
+  const out = batch.slice();
+  const changed = new Map<string, MemoryRecord>();
+  const at = new Map(batch.map((r, i) => [r.id, i]));
+  batch.forEach((record, i) => {
+    const key = keys[i] as string;
+    if (!key) return;
+    const group = groupOf(record, key);
+    const holder = holders.get(group);
+    const current = out[i] as MemoryRecord;
+    if (!holder) {
+      holders.set(group, current);
+      return;
+    }
+    const [older, newer] = holder.createdAt <= record.createdAt ? [holder, current] : [current, holder];
+    if (!older.pinned) {
+      const marked = { ...older, supersededBy: newer.id };
+      const index = at.get(older.id);
+      if (index !== undefined) out[index] = marked;
+      else changed.set(older.id, marked);
+    }
+    holders.set(group, newer === current ? current : holder);
+  });
+  return { batch: out, stored: [...changed.values()] };
 }

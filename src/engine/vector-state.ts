@@ -14,13 +14,15 @@ import type { ResolvedEngineOptions } from './options.js';
 import type { RecordTable } from './record-table.js';
 import type { WriteQueue } from './write-queue.js';
 import { cloneRecord } from './copy.js';
-import { planSupersedeAsync } from './supersede.js';
+import { sameDetails } from '../lexical/statement.js';
+import type { LexicalIndex } from '../lexical/lexical-index.js';
+import { planSameStatement, planSupersedeAsync, SAME_STATEMENT_CANDIDATES } from './supersede.js';
 import { blockTokenCounter, type BlockTokens } from '../search/assemble.js';
 import type { PipelineState } from '../search/state.js';
 
 type VectorOptions = Pick<
   ResolvedEngineOptions,
-  'store' | 'embedBatchSize' | 'supersedeThreshold' | 'calibrateSimilarity' | 'vectorScan' | 'vectorMemory' | 'compactVectorsFrom' | 'onIndexProgress' | 'onBackgroundError'
+  'store' | 'embedBatchSize' | 'supersede' | 'supersedeThreshold' | 'calibrateSimilarity' | 'vectorScan' | 'vectorMemory' | 'compactVectorsFrom' | 'onIndexProgress' | 'onBackgroundError'
 >;
 
 export class VectorState {
@@ -40,6 +42,7 @@ export class VectorState {
     private readonly options: VectorOptions,
     private readonly records: Pick<RecordTable, 'get' | 'getMany' | 'has' | 'keys' | 'size' | 'summary'>,
     private readonly queue: WriteQueue,
+    private readonly lexical: Pick<LexicalIndex, 'holdersOfRarestTerm'>,
   ) {}
 
   get embedder(): Embedder | null {
@@ -183,12 +186,31 @@ export class VectorState {
     };
   }
 
-  /** What supersede does to a new batch (nothing without vectors): supersede.ts's plan; the superseded stored memories whole, with its mark. */
+  /**
+   * What supersede does to a new batch (supersede.ts, by `EngineOptions.supersede`): the batch as it is to be
+   * stored, and the superseded stored memories whole, with their mark.
+   */
   async supersede(created: MemoryRecord[], vectors: Float32Array[] | null): Promise<{ batch: MemoryRecord[]; stored: MemoryRecord[] }> {
+    const mode = this.options.supersede;
+    if (mode === false) return { batch: created, stored: [] };
+    if (mode === 'same') {
+      const candidates = (text: string) => this.lexical.holdersOfRarestTerm(text, SAME_STATEMENT_CANDIDATES);
+      return planSameStatement({ candidates, records: (ids) => this.records.getMany(ids) }, created);
+    }
     const index = this.vectors;
     if (!vectors || !index) return { batch: created, stored: [] };
     const { supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan: makeScan } = this.options;
-    const plan = await planSupersedeAsync({ index, storedRecord: (id) => this.records.summary(id), threshold, calibrate, makeScan }, created, vectors);
+    // A stored memory not in memory right now counts as distinct: missing a fold is the safe way to be wrong.
+    const batch = new Map(created.map((r) => [r.id, r]));
+    const full = (facts: { id: string }) => batch.get(facts.id) ?? this.records.get(facts.id);
+    const distinct = (olderFacts: { id: string }, newerFacts: { id: string }) => {
+      const older = full(olderFacts);
+      const newer = full(newerFacts);
+      if (!older || !newer) return true;
+      return older.pinned || older.project !== newer.project || older.scope !== newer.scope || !sameDetails(older.text, newer.text);
+    };
+    const storedRecord = (id: string) => this.records.summary(id);
+    const plan = await planSupersedeAsync({ index, storedRecord, threshold, calibrate, makeScan, distinct }, created, vectors);
     const marks = new Map(plan.stored.map((r) => [r.id, r.supersededBy as string]));
     const stored = (await this.records.getMany([...marks.keys()])).map((r) => ({ ...cloneRecord(r), supersededBy: marks.get(r.id) as string }));
     return { batch: plan.batch, stored };

@@ -253,6 +253,31 @@ export class LexicalIndex {
     return out;
   }
 
+  /**
+   * Up to `cap` ids of memories whose text holds every indexed term of `text`'s rarest one, oldest first: the only
+   * memories that can say what `text` says (statement.ts), found without a pass over the store. Empty when a term of
+   * `text` is in no memory, when `text` has no indexed term, or on unknown MiniSearch internals.
+   */
+  holdersOfRarestTerm(text: string, cap: number): string[] {
+    const index = this.index_;
+    const fieldId = index?.fieldIds.text;
+    if (!index || fieldId === undefined) return [];
+    let rarest: ReadonlyMap<number, number> | undefined;
+    for (const term of new Set(this.textTerms(text))) {
+      const postings = index.termPostings(term)?.get(fieldId);
+      if (!postings || postings.size === 0) return [];
+      if (!rarest || postings.size < rarest.size) rarest = postings;
+    }
+    const out: string[] = [];
+    if (!rarest) return out;
+    for (const shortId of rarest.keys()) {
+      const id = index.documentIds.get(shortId);
+      if (id !== undefined) out.push(id);
+      if (out.length >= cap) break;
+    }
+    return out;
+  }
+
   /** The term one word becomes here ('' for a stop word or a word the term processor drops). */
   termOfWord(word: string): string {
     return this.termOf(word)[0] ?? '';

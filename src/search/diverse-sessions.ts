@@ -19,6 +19,7 @@ export function selectAcrossSessions(
   k: number,
   options: DiversityOptions,
   similarity: (a: number, b: number) => number,
+  duplicate: (a: number, b: number) => boolean = () => false,
 ): MmrPick[] {
   const representative = new Map<string, number>();
   scores.forEach((score, i) => {
@@ -30,11 +31,11 @@ export function selectAcrossSessions(
   const reps = [...representative.values()].sort((a, b) => a - b);
   const phaseOne =
     reps.length > 0
-      ? mmrSelect(reps.map((i) => scores[i] as number), Math.min(k, reps.length), options, (a, b) => similarity(reps[a] as number, reps[b] as number)).picked.map(
+      ? mmrSelect(reps.map((i) => scores[i] as number), Math.min(k, reps.length), options, (a, b) => similarity(reps[a] as number, reps[b] as number), [], (a, b) => duplicate(reps[a] as number, reps[b] as number)).picked.map(
           ({ index, mmr }) => ({ index: reps[index] as number, mmr }),
         )
       : [];
-  const phaseTwo = mmrSelect(scores, k - phaseOne.length, options, similarity, phaseOne.map((p) => p.index)).picked;
+  const phaseTwo = mmrSelect(scores, k - phaseOne.length, options, similarity, phaseOne.map((p) => p.index), duplicate).picked;
   return [...phaseOne, ...phaseTwo];
 }
 

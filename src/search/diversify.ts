@@ -6,6 +6,7 @@ import { contextOrder, selectAcrossSessions } from './diverse-sessions.js';
 import { mmrSelect } from './mmr.js';
 import { threadOf } from './thread-index.js';
 import type { DiversityOptions, SearchOptions } from './options.js';
+import { statementKey } from '../lexical/statement.js';
 import { calibratedCosine, dot } from '../vector/similarity.js';
 import type { VectorIndex } from '../vector/vector-index.js';
 
@@ -28,7 +29,7 @@ function redundancy(list: readonly ScoredCandidate[], diversity: DiversityOption
   // Views into the matrix, not copies: selection is synchronous, so no write can move a row meanwhile.
   const vectorOf = list.map((s) => vectors?.get(s.record.id));
   const textKeys: (string | undefined)[] = [];
-  const textKey = (i: number) => (textKeys[i] ??= (list[i] as ScoredCandidate).record.text.trim().toLowerCase().replace(/\s+/g, ' '));
+  const textKey = (i: number) => (textKeys[i] ??= statementKey((list[i] as ScoredCandidate).record.text));
   // resolveSearchOptions fills in the default; only a direct caller of this stage can leave it out.
   const tagWeight = diversity.tagWeight ?? 0;
   const textSimilarity = (a: number, b: number) => {
@@ -48,6 +49,13 @@ function redundancy(list: readonly ScoredCandidate[], diversity: DiversityOption
     : textSimilarity;
 }
 
+/** Whether two candidates say the same thing (equal, non-empty statement keys: lexical/statement.ts). */
+function sameStatement(list: readonly ScoredCandidate[]): (a: number, b: number) => boolean {
+  const keys: (string | undefined)[] = [];
+  const key = (i: number) => (keys[i] ??= statementKey((list[i] as ScoredCandidate).record.text));
+  return (a, b) => key(a) !== '' && key(a) === key(b);
+}
+
 /**
  * The `diversify` stage: the k hits. MMR with duplicate drop (unless raw or diversity is off), by session first when
  * `bySession` (diverse-sessions.ts), then ordered by score. Redundancy as `redundancy` above. With `cover` n, the k hits
@@ -59,10 +67,11 @@ export function diversify(all: readonly ScoredCandidate[], options: SearchOption
   // a place on novelty alone (docs/quality.md).
   const head = all.slice(0, Math.max(3 * options.k, options.k + 20));
   const similarity = redundancy(head, options.diversity, vectors, baseline);
+  const duplicate = sameStatement(head);
   const scores = head.map((s) => s.score);
   const picked = bySession
-    ? selectAcrossSessions(scores, head.map((s) => threadOf(s.record)), options.k, options.diversity, similarity)
-    : mmrSelect(scores, options.k, options.diversity, similarity).picked;
+    ? selectAcrossSessions(scores, head.map((s) => threadOf(s.record)), options.k, options.diversity, similarity, duplicate)
+    : mmrSelect(scores, options.k, options.diversity, similarity, [], duplicate).picked;
   const hits = picked.map(({ index, mmr }) => Object.assign({}, head[index] as ScoredCandidate, { mmr }));
   return (cover > 0 ? coverLexicalThreads(hits, all, cover) : hits).sort((a, b) => b.score - a.score);
 }

@@ -2,7 +2,8 @@
  * Maximal Marginal Relevance with near-duplicate suppression, over candidates given best first. Relevance is each
  * score divided by the best score (0..1, the same scale as cosine; fused scores need not be, RRF's are small, and
  * would otherwise be drowned by the novelty term). Repeatedly:
- *   - drop every remaining candidate whose similarity to a picked one is ≥ duplicateThreshold;
+ *   - drop every remaining candidate that is a `duplicate` of a picked one, or whose similarity to one is ≥
+ *     duplicateThreshold (when set);
  *   - pick the one maximising  mmr = λ·relevance − (1−λ)·max similarity to those already picked
  *     (ties: the better-ranked candidate).
  * Stops after k picks. At most O(k·n) similarity calls, far fewer in practice: a candidate's max similarity is
@@ -32,8 +33,11 @@ export function mmrSelect(
   similarity: (a: number, b: number) => number,
   /** Indices chosen by an earlier phase: they count for novelty and duplicate drop, and are not returned. */
   preselected: readonly number[] = [],
+  /** Whether two candidates say the same thing (then the later one is dropped). Default: never. */
+  duplicate: (a: number, b: number) => boolean = () => false,
 ): MmrResult {
-  const { lambda, duplicateThreshold } = options;
+  const { lambda } = options;
+  const duplicateThreshold = options.duplicateThreshold ?? Infinity;
   const n = scores.length;
   const best = scores.reduce((max, s) => Math.max(max, s), 0);
   const relevance = scores.map((s) => (best > 0 ? s / best : 0));
@@ -59,7 +63,7 @@ export function mmrSelect(
   const catchUp = (i: number): boolean => {
     for (let c = seen[i] as number; c < chosen.length; c++) {
       const sim = similarity(chosen[c] as number, i);
-      if (sim >= duplicateThreshold) {
+      if (sim >= duplicateThreshold || duplicate(chosen[c] as number, i)) {
         alive[i] = 0;
         duplicates.push(i);
         return false;

@@ -51,8 +51,13 @@ export type DecayOptions =
 export interface DiversityOptions {
   /** MMR trade-off: 1 = pure relevance, 0 = pure novelty. */
   lambda: number;
-  /** Similarity at or above which a candidate counts as a near-duplicate of a picked hit and is dropped. */
-  duplicateThreshold: number;
+  /**
+   * A candidate that says the same thing as a picked hit (lexical/statement.ts: the same words after case,
+   * punctuation, whitespace and stop words; numbers, identifiers and negations kept) is dropped as a duplicate.
+   * With a threshold, so is one whose similarity to a picked hit is at or above it (the old near-duplicate drop:
+   * two notes that differ in a flight number or a PIN embed alike). Default none: similarity orders, never hides.
+   */
+  duplicateThreshold?: number;
   /**
    * Redundancy of two memories is max(similarity, tagWeight × Jaccard of their tags) (Memsense): two memories
    * with the same tags count as related even when their texts differ. Default 0.35; 0 ignores tags.
@@ -179,8 +184,8 @@ export interface SearchOptions {
   /** Caller hook multiplied into the boost. In-process engines only (functions do not cross the worker). Default none. */
   boost: ((memory: MemoryRecord) => number) | undefined;
   /**
-   * MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 }`:
-   * near-duplicates dropped, no relevance traded for novelty (docs/quality.md).
+   * MMR and duplicate drop; `false`: top k by score. Default `{ lambda: 1, tagWeight: 0.35 }`: memories that say the
+   * same thing dropped, no relevance traded for novelty (docs/quality.md).
    */
   diversity: DiversityOptions | false;
   /**
@@ -256,7 +261,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   pinnedBoost: 1.1,
   dateBoost: 4,
   boost: undefined,
-  diversity: Object.freeze({ lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 }),
+  diversity: Object.freeze({ lambda: 1, tagWeight: 0.35 }),
   assembly: 'hedge',
   qualityWeight: 0.1,
   tokenBudget: 2000,
@@ -366,7 +371,7 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   if (o.diversity !== false) {
     const { lambda, duplicateThreshold, tagWeight } = o.diversity;
     if (!(lambda >= 0 && lambda <= 1)) fail('diversity.lambda', 'a number from 0 to 1', lambda);
-    if (typeof duplicateThreshold !== 'number' || Number.isNaN(duplicateThreshold)) fail('diversity.duplicateThreshold', 'a number', duplicateThreshold);
+    if (duplicateThreshold !== undefined && (typeof duplicateThreshold !== 'number' || Number.isNaN(duplicateThreshold))) fail('diversity.duplicateThreshold', 'a number', duplicateThreshold);
     if (tagWeight !== undefined && !(tagWeight >= 0 && tagWeight <= 1)) fail('diversity.tagWeight', 'a number from 0 to 1', tagWeight);
   }
   if (o.understand !== 'rules' && o.understand !== 'llm') fail('understand', "'rules' or 'llm'", o.understand);

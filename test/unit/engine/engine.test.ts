@@ -225,7 +225,8 @@ describe('search through createEngine', () => {
   });
 
   it('drops near-duplicates (raw keeps them) and applies minScore', async () => {
-    const engine = await createEngine({ clock: () => NOW }); // lexical: identical texts are duplicates
+    // Supersede off, so the two that say the same thing are both stored and the search drops one.
+    const engine = await createEngine({ clock: () => NOW, supersede: false });
     await engine.add([
       { id: 'one', text: 'The meeting moved to Tuesday' },
       { id: 'two', text: 'the meeting  moved to tuesday' },

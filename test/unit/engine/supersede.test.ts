@@ -64,7 +64,7 @@ describe('supersede over a batch', () => {
           const inputs = batches.map((batch) => batch.map((m) => ({ id: `m${n++}`, text: m.text, createdAt: m.day * 1000 })));
           const expected = naiveSupersede(inputs, dim, threshold, calibrate);
           for (const vectorScan of [undefined, () => exactScan]) {
-            const engine = await createEngine({ embedder: testEmbedder({ dim }), supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan });
+            const engine = await createEngine({ embedder: testEmbedder({ dim }), supersede: 'similar', supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan });
             for (const batch of inputs) await engine.add(batch);
             const actual = new Map((await engine.export()).map((r) => [r.id, r.supersededBy]));
             expect(actual).toEqual(expected);

@@ -8,7 +8,7 @@ describe('search options', () => {
       neighbours: { window: 2, weight: 0.5, lenders: 20, time: true, timeGapMs: 1_800_000 },
       deepRecall: false, deepRecallPenalty: 0.5, minScore: 0, raw: false, decay: { kind: 'hyperbolic', halfLifeDays: 60 },
       decayFrom: 'created', decayAlpha: 0.1, projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1, dateBoost: 4,
-      diversity: { lambda: 1, duplicateThreshold: 0.94, tagWeight: 0.35 }, tokenBudget: 2000, touch: true,
+      diversity: { lambda: 1, tagWeight: 0.35 }, tokenBudget: 2000, touch: true,
       understand: 'rules', synthesis: false, originalQueryWeight: 2, hyde: false, rerank: false, llmTimeoutMs: 20_000,
       assembly: 'hedge', qualityWeight: 0.1, feedback: false,
     });
@@ -23,7 +23,7 @@ describe('search options', () => {
 
   it('a partial object after false merges over the default', () => {
     const o = resolveSearchOptions({ diversity: false }, { diversity: { lambda: 0.5 } as never });
-    expect(o.diversity).toEqual({ lambda: 0.5, duplicateThreshold: 0.94, tagWeight: 0.35 });
+    expect(o.diversity).toEqual({ lambda: 0.5, tagWeight: 0.35 });
     expect(resolveSearchOptions({ diversity: false }).diversity).toBe(false);
   });
 

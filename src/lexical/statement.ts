@@ -1,0 +1,62 @@
+/**
+ * What a memory says, as a key: two memories say the same thing when their keys are equal (docs/api.md, "Which
+ * memory is hidden"). The key is the text lowercased (NFKC), its words without punctuation, in order, less the
+ * English stop words, but keeping every negation ("not", "no", "never", "n't"), number and identifier: "The user
+ * is not allergic" and "The user is allergic" differ, as do "gate B12" and "gate C3". Unlike the lexical leg's
+ * terms, words are not stemmed: "moved" and "moves" are different statements.
+ */
+import { ENGLISH_STOP_WORDS } from './stopwords.js';
+
+/** Words that turn a statement into its opposite; never dropped as stop words. */
+const NEGATIONS: ReadonlySet<string> = new Set(['no', 'not', 'nor', 'never', 'none', 'nothing', 'nobody', 'nowhere', 'neither', 'without', 'cannot']);
+
+// Split as the lexical leg splits (lexical-index.ts): on spaces and punctuation, so "C++" and "C#" stay apart.
+const SEPARATORS = /[\n\r\p{Z}\p{P}\p{Cc}]+/u;
+
+/** The words of `text` that carry its statement, lowercased, in order (numbers, identifiers and negations kept). */
+export function statementWords(text: string): string[] {
+  const normal = text
+    .normalize('NFKC')
+    .toLowerCase()
+    // "isn't", "don’t", "can't": the negation as a word of its own.
+    .replace(/n['’]t\b/g, ' not')
+    .replace(/\bcannot\b/g, 'can not');
+  const out: string[] = [];
+  for (const word of normal.split(SEPARATORS)) {
+    if (word && (NEGATIONS.has(word) || !ENGLISH_STOP_WORDS.has(word))) out.push(word);
+  }
+  return out;
+}
+
+/** The statement key of `text`: '' when no word carries one (only stop words and negations, "not the"). */
+export function statementKey(text: string): string {
+  const words = statementWords(text);
+  return words.every((word) => NEGATIONS.has(word)) ? '' : words.join(' ');
+}
+
+/**
+ * The details that make two similar texts different memories: numbers and words with a digit ("LH1234", "4821",
+ * "9:40" as "9" and "40"), negations, and capitalised words not at the start of a sentence (names: "Porto",
+ * "Garnet"). Two texts whose details differ are distinct whatever their cosine.
+ */
+export function statementDetails(text: string): Set<string> {
+  const details = new Set<string>();
+  const normal = text.normalize('NFKC').replace(/n['’]t\b/gi, ' not');
+  const sentenceStart = /(^|[.!?]\s+)$/;
+  for (const match of normal.matchAll(/[^\n\r\p{Z}\p{P}\p{Cc}]+/gu)) {
+    const word = match[0];
+    const lower = word.toLowerCase();
+    if (/\p{N}/u.test(word) || NEGATIONS.has(lower)) details.add(lower);
+    else if (/^\p{Lu}/u.test(word) && !sentenceStart.test(normal.slice(0, match.index)) && !ENGLISH_STOP_WORDS.has(lower)) details.add(lower);
+  }
+  return details;
+}
+
+/** Whether the details (`statementDetails`) of two texts are the same set. */
+export function sameDetails(a: string, b: string): boolean {
+  const left = statementDetails(a);
+  const right = statementDetails(b);
+  if (left.size !== right.size) return false;
+  for (const detail of left) if (!right.has(detail)) return false;
+  return true;
+}
