@@ -134,6 +134,11 @@ export interface Hit {
     feedback?: { before: number | null };
     /** The memory's quality (0–1) and what it added to the fused score: `qualityWeight × quality`. */
     quality?: { value: number; added: number };
+    /**
+     * Stage `currency`: a later version of the same fact (it holds every query term this hit holds and says
+     * something else), placed just above this hit.
+     */
+    newerVersion?: string;
     /** Stage `rerank`: the re-ranker and the hit's place among the re-ranked candidates before and after (1-based). */
     rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
     /**

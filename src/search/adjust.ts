@@ -28,6 +28,8 @@ export interface ScoredCandidate {
   mmr?: number;
   /** Set by the diversify stage with `assembly: 'cover'` or `'hedge'`: placed for its thread, which the lexical leg reached. */
   covers?: { thread: string; lexicalRank: number };
+  /** Set by the currency stage: the later version of the same fact, placed just above this one. */
+  newerVersion?: string;
   /** Set by the rerank stage. */
   rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
 }

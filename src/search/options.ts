@@ -65,6 +65,12 @@ export interface DiversityOptions {
   tagWeight?: number;
 }
 
+/** Stage `currency` (search/currency.ts): the later of two versions of one fact placed first. */
+export interface CurrencyOptions {
+  /** The later version moves above the earlier one when its score is at least this share of the earlier one's: 0 to 1. */
+  ratio: number;
+}
+
 /** Stage `rerank`: which re-ranker re-orders the best `inputLimit` candidates (search/rerank.ts). */
 export interface RerankOptions {
   /** `'llm'`: the engine's language model; `'hook'`: the engine's `reranker`; `'rules'`: deterministic (search/rerank-rules.ts). */
@@ -115,6 +121,12 @@ export interface SearchOptions {
   hyde: boolean;
   /** Stage `rerank`. Default false (off); a partial object fills in `{ by: 'rules', inputLimit: 40 }`. */
   rerank: RerankOptions | false;
+  /**
+   * Stage `currency` (search/currency.ts): of two candidates that are versions of one fact (the later holds every
+   * query term the earlier holds and says something else), the later is placed just above the earlier, which names
+   * it in `explain.newerVersion`. `false`: off. Default `CURRENCY_DEFAULT` (docs/quality.md).
+   */
+  currency: CurrencyOptions | false;
   /** Milliseconds a language-model call or the reranker hook may take before its stage is skipped. Default 20,000. */
   llmTimeoutMs: number;
   /** Hits returned: an integer from 1 to `MAX_K` (1,000). Default 5. */
@@ -238,6 +250,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   listFusion: 'scores',
   hyde: false,
   rerank: false,
+  currency: false,
   llmTimeoutMs: 20_000,
   k: 5,
   candidatePool: 50,
@@ -275,6 +288,9 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
 /** What `associations: {}` turns on. */
 export const DEFAULT_ASSOCIATIONS: Readonly<Required<Omit<AssociationOptions, 'limit'>>> = Object.freeze({ floor: 0.3, bridges: true, bridgeMinCosine: 0.3 });
 
+/** What `currency: {}` turns on: the later version moves up when it scores at least this share of the earlier. */
+export const CURRENCY_RATIO = 0.5;
+
 /** What `feedback: {}` turns on. */
 export const DEFAULT_FEEDBACK: Readonly<FeedbackOptions> = Object.freeze({ docs: 10, terms: 20, originalWeight: 0.5 });
 
@@ -283,6 +299,7 @@ const WHEN_TURNED_ON: Partial<Record<keyof SearchOptions, object>> = {
   feedback: DEFAULT_FEEDBACK,
   rerank: Object.freeze({ by: 'rules', inputLimit: 40 }),
   associations: DEFAULT_ASSOCIATIONS,
+  currency: Object.freeze({ ratio: CURRENCY_RATIO }),
 };
 
 /**
@@ -386,6 +403,10 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   nonNegative('originalQueryWeight', o.originalQueryWeight);
   if (o.listFusion !== 'scores' && o.listFusion !== 'rrf') fail('listFusion', "'scores' or 'rrf'", o.listFusion);
   if (typeof o.hyde !== 'boolean') fail('hyde', 'true or false', o.hyde);
+  if (o.currency !== false) {
+    if (typeof o.currency !== 'object' || o.currency === null) fail('currency', 'false or { ratio }', o.currency);
+    if (!(o.currency.ratio >= 0 && o.currency.ratio <= 1)) fail('currency.ratio', 'a number from 0 to 1', o.currency.ratio);
+  }
   if (o.rerank !== false) {
     if (typeof o.rerank !== 'object' || o.rerank === null) fail('rerank', "false or { by: 'llm' | 'hook' | 'rules', inputLimit }", o.rerank);
     if (!['llm', 'hook', 'rules'].includes(o.rerank.by)) fail('rerank.by', "'llm', 'hook' or 'rules'", o.rerank.by);

@@ -1,7 +1,7 @@
 /**
  * One search, top to bottom:
  *   route → understand → synthesize → hyde → lexical → feedback → vector → fuse → neighbours → filter → adjust
- *   → associate → rerank → diversify → assemble, then after the answer reinforce (or touch),
+ *   → associate → rerank → currency → diversify → assemble, then after the answer reinforce (or touch),
  * where offline synthesis (pseudo-relevance feedback) reads the first pass's hits, so it runs after the legs and
  * its queries run through them again before `fuse`.
  * Each stage is its own module; this file only wires them and records the trace. The language-model stages
@@ -16,6 +16,7 @@ import { CONTEXT_MMR_LAMBDA } from './diverse-sessions.js';
 import { diverseContextOrder, diversify, hedgeDepth } from './diversify.js';
 import { toHit } from './explain.js';
 import { markFeedback, runFeedback } from './feedback.js';
+import { orderByCurrency } from './currency.js';
 import { compileEligibility, filterCandidates } from './filter.js';
 import { fuseLists, type FusedCandidate, type QueryList } from './fuse.js';
 import { writeHypothetical } from './hyde.js';
@@ -213,6 +214,18 @@ export async function runPipeline(state: PipelineState, query: string, options: 
       (r) => ({ note: r.note ?? `${rerank.by}: ${r.order?.length ?? 0} of ${head.length} placed`, usage: r.usage }),
     );
     if (order) reranked = applyOrder(adjusted, head.length, order, rerank.by);
+  }
+
+  const currency = options.currency;
+  if (currency !== false && !options.raw) {
+    const parts = { queryTerms: lexical.queryTerms(query), textTerms: (text: string) => lexical.textTerms(text), isLater: (a: string, b: string) => state.threads.isLater(a, b) };
+    reranked = trace.stage(
+      'currency',
+      reranked.length,
+      () => orderByCurrency(reranked, options.k, currency, parts),
+      (r) => r.scored.length,
+      (r) => `${r.placed} later version${r.placed === 1 ? '' : 's'} placed above the earlier`,
+    ).scored;
   }
 
   const bySession = options.assembly === 'diverse' || (options.assembly === 'auto' && understanding.type === 'aggregation');

@@ -89,6 +89,18 @@ export class ThreadIndex {
     }
   }
 
+  /**
+   * Whether memory `b` comes after memory `a`: in one thread by the thread's order (time, then arrival), elsewhere
+   * by createdAt alone (false on a tie: nothing orders them). False for an unknown id.
+   */
+  isLater(a: string, b: string): boolean {
+    const first = this.entries.get(a);
+    const second = this.entries.get(b);
+    if (!first || !second) return false;
+    if (first.thread !== undefined && first.thread === second.thread) return compare(first, second) < 0;
+    return second.createdAt > first.createdAt;
+  }
+
   remove(id: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
