@@ -209,6 +209,9 @@ export interface BeamCurrent {
   currentFirst: number;
   updatedFound: number;
   originalFound: number;
+  /** Updates with both versions in the 10 (a count), and of those, how many rank the updated one first: order alone. */
+  bothFound: number;
+  firstWhenBoth: number;
 }
 
 export interface BeamReport {
@@ -224,7 +227,7 @@ export interface BeamReport {
 export class BeamAccumulator {
   private readonly types = new Map<string, { n: number; any: number; recall: number }>();
   private readonly all = { n: 0, any: 0, recall: 0 };
-  private readonly versions = { n: 0, currentFirst: 0, updatedFound: 0, originalFound: 0 };
+  private readonly versions = { n: 0, currentFirst: 0, updatedFound: 0, originalFound: 0, bothFound: 0, firstWhenBoth: 0 };
 
   /** Questions without gold (abstention) are not scored. */
   add(q: BeamQuestion, ranked: readonly string[]): void {
@@ -242,6 +245,10 @@ export class BeamAccumulator {
       this.versions.currentFirst += Number(score.currentFirst);
       this.versions.updatedFound += Number(score.updatedFound);
       this.versions.originalFound += Number(score.originalFound);
+      if (score.updatedFound && score.originalFound) {
+        this.versions.bothFound++;
+        this.versions.firstWhenBoth += Number(score.currentFirst);
+      }
     }
   }
 
@@ -252,12 +259,19 @@ export class BeamAccumulator {
     const known: readonly string[] = BEAM_TYPES;
     const order = [...known.filter((t) => this.types.has(t)), ...[...this.types.keys()].filter((t) => !known.includes(t))];
     const byType = Object.fromEntries(order.map((t) => [t, row(this.types.get(t)!)]));
-    const { n, currentFirst, updatedFound, originalFound } = this.versions;
+    const { n, currentFirst, updatedFound, originalFound, bothFound, firstWhenBoth } = this.versions;
     return {
       name,
       overall: row(this.all),
       byType,
-      current: { n, currentFirst: share(currentFirst), updatedFound: share(updatedFound), originalFound: share(originalFound) },
+      current: {
+        n,
+        currentFirst: share(currentFirst),
+        updatedFound: share(updatedFound),
+        originalFound: share(originalFound),
+        bothFound,
+        firstWhenBoth,
+      },
       meanQueryMs,
     };
   }
@@ -293,11 +307,11 @@ export function beamTable(reports: readonly BeamReport[]): string {
   const types = Object.keys(first.byType);
   const base = first.overall.r10;
   return [
-    `| ranker | any@10 | R@10 | Δ R@10 | current first (n=${first.current.n}) | updated in top 10 | original in top 10 | mean query ms |`,
-    '|---|---|---|---|---|---|---|---|',
+    `| ranker | any@10 | R@10 | Δ R@10 | current first (n=${first.current.n}) | updated in top 10 | original in top 10 | both in top 10: updated first | mean query ms |`,
+    '|---|---|---|---|---|---|---|---|---|',
     ...reports.map(
       (r, i) =>
-        `| ${r.name} | ${f3(r.overall.any10)} | ${f3(r.overall.r10)} | ${i === 0 ? '' : signed(r.overall.r10 - base)} | ${pct(r.current.currentFirst)} | ${pct(r.current.updatedFound)} | ${pct(r.current.originalFound)} | ${r.meanQueryMs.toFixed(2)} |`,
+        `| ${r.name} | ${f3(r.overall.any10)} | ${f3(r.overall.r10)} | ${i === 0 ? '' : signed(r.overall.r10 - base)} | ${pct(r.current.currentFirst)} | ${pct(r.current.updatedFound)} | ${pct(r.current.originalFound)} | ${r.current.firstWhenBoth} of ${r.current.bothFound} | ${r.meanQueryMs.toFixed(2)} |`,
     ),
     '',
     'Per question type, any@10 / R@10:',
