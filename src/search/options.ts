@@ -241,6 +241,9 @@ export const MAX_CANDIDATE_POOL = 10_000;
 /** Largest `neighbours.window`: support a hit lends reaches this many memories either side, no further. */
 export const MAX_NEIGHBOUR_WINDOW = 50;
 
+/** The currency stage's ratio: a later version moves up when it scores at least this share of the earlier (docs/quality.md). */
+export const CURRENCY_RATIO = 0.5;
+
 export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   mode: 'auto',
   understand: 'rules',
@@ -250,7 +253,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   listFusion: 'scores',
   hyde: false,
   rerank: false,
-  currency: false,
+  currency: Object.freeze({ ratio: CURRENCY_RATIO }),
   llmTimeoutMs: 20_000,
   k: 5,
   candidatePool: 50,
@@ -287,9 +290,6 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
 
 /** What `associations: {}` turns on. */
 export const DEFAULT_ASSOCIATIONS: Readonly<Required<Omit<AssociationOptions, 'limit'>>> = Object.freeze({ floor: 0.3, bridges: true, bridgeMinCosine: 0.3 });
-
-/** What `currency: {}` turns on: the later version moves up when it scores at least this share of the earlier. */
-export const CURRENCY_RATIO = 0.5;
 
 /** What `feedback: {}` turns on. */
 export const DEFAULT_FEEDBACK: Readonly<FeedbackOptions> = Object.freeze({ docs: 10, terms: 20, originalWeight: 0.5 });
