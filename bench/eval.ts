@@ -17,7 +17,7 @@ import { defaultRecordLimits } from '../src/engine/validate.js';
 import { createEmbedder, type Embedder } from '../src/index.js';
 import { beamTable, beamTargets, evaluateBeam, loadBeamOrSkip, type BeamReport } from './lib/beam.js';
 import { readBeirOrSkip } from './lib/beir.js';
-import { documentsTable, documentsTargets, evaluateDocuments, type DocumentsReport } from './lib/documents.js';
+import { datedDocumentsTargets, documentsTable, documentsTargets, evaluateDocuments, type DocumentsReport } from './lib/documents.js';
 import { ablationTable, commitLabel, pairedTable, resultsTable, sessionTargetCheck, stageTargetCheck, targetCheck, updateMarkedBlock, type StageTarget } from './lib/report.js';
 import { closeEngines, engineRanker, minisearchDefaults, oramaHybrid, pureLeg } from './lib/rankers.js';
 import { dataFolder, evaluateRanker, loadOrSkip, scoredQuestions, type Conversation, type Ranker, type RankerReport } from './lib/run.js';
@@ -188,8 +188,11 @@ async function documentsSection(args: Args, embedder: Embedder, stamp: string): 
     `Latest \`npm run eval\` (${stamp}).\n\n` +
     `Documents: BEIR NFCorpus, ${documents.documents} abstracts added in one \`add\` call (title + "\\n" + text, no dates, no threads, file order), ` +
     `its ${documents.queries} test queries; nDCG@10 graded as trec_eval ndcg_cut.10, R@100 over the judged documents (bench/lib/beir.ts). ` +
-    `Δ against Engram's defaults. The section took ${seconds.toFixed(0)} s (one add: ${adds}).\n\n${documentsTable(documents)}` +
-    `\n\nTargets (issue 28, documents):\n\n${documentsTargets(documents)}`;
+    `Δ against Engram's defaults. The dated rows search a second import of the same abstracts, each with a createdAt drawn uniformly ` +
+    `(seeded, bench/lib/documents.ts datesOverAYear) from the year before "now", as a user's notes and files carry dates of their own: ` +
+    `${documents.datedWithin30Min} of them have another within 30 minutes. The section took ${seconds.toFixed(0)} s (one add: ${adds}).\n\n${documentsTable(documents)}` +
+    `\n\nTargets (issue 28, documents):\n\n${documentsTargets(documents)}` +
+    `\n\nTargets (issue 43, the dated import):\n\n${datedDocumentsTargets(documents)}`;
   print(`\n${text}`);
   if (args.writeDoc) updateMarkedBlock(QUALITY_DOC, 'documents', text);
   return documents;
