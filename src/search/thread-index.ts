@@ -137,6 +137,9 @@ export class ThreadIndex {
     const joins = (step: number) => step <= gap && (byThread || step > 0);
     let beforeOpen = true;
     let afterOpen = true;
+    // In time, a sitting is three memories at least: two notes that happen to fall within the gap (dated one-off
+    // notes, documents imported with their dates) are no sequence, and lend each other nothing.
+    if (!byThread && !this.inSitting(entries, at, joins)) return [];
     const out: { id: string; distance: number }[] = [];
     for (let distance = 1; distance <= window; distance++) {
       const before = entries[at - distance];
@@ -148,6 +151,14 @@ export class ThreadIndex {
       if (!beforeOpen && !afterOpen) break;
     }
     return out;
+  }
+
+  /** Whether the memory at `at` and the steps that join it reach two more memories (three in the sitting). */
+  private inSitting(entries: readonly Entry[], at: number, joins: (step: number) => boolean): boolean {
+    let joined = 0;
+    for (let i = at; i > 0 && joined < 2 && joins(entries[i]!.createdAt - entries[i - 1]!.createdAt); i--) joined++;
+    for (let i = at; i + 1 < entries.length && joined < 2 && joins(entries[i + 1]!.createdAt - entries[i]!.createdAt); i++) joined++;
+    return joined >= 2;
   }
 
   /**
