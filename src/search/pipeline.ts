@@ -181,11 +181,11 @@ export async function runPipeline(state: PipelineState, query: string, options: 
 
   // Traced only where some candidate has a memory derived from it (formation's turns, an app's links).
   if (adjusted.some((s) => state.provenance.derivedFrom(s.record.id).length > 0)) {
-    const toSort = adjusted;
+    const before = adjusted;
     adjusted = trace.stage(
       'sources',
       adjusted.length,
-      () => placeSupersededSources(toSort, state.provenance, records),
+      () => placeSupersededSources(before, state.provenance, records),
       (r) => r.scored.length,
       (r) => `${r.demoted} placed below the memory that superseded one derived from them`,
     ).scored;
