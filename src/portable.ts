@@ -23,5 +23,7 @@ export { functionModel, promptApiModel, webLlmModel } from './llm/index.js';
 export type { CompletionFunction, LanguageModel, LlmCallOptions, LlmCompletion, PromptApiAvailability, PromptApiModel, PromptApiModelOptions, RerankCandidate, Reranker, WebLlmEngine, WebLlmModelOptions } from './llm/index.js';
 export type { DateMention, QueryType, Timeline, TimelineOptions, TraceQuery, Understanding } from './types.js';
 export type { Association, Link, LinkKind, Why, WhyOptions } from './types.js';
-export type { ConsolidateOptions, ConsolidateResult, ConversationMessage, FormationFallback, FormationTokens, RememberOptions, RememberResult } from './types.js';
+export type {
+  ConsolidateOptions, ConsolidateResult, ConversationMessage, FormationDecision, FormationFallback, FormationSkip, FormationTokens, RememberOptions, RememberResult,
+} from './types.js';
 export { DECIDE_PROMPT, EXTRACT_PROMPT, SUMMARIZE_PROMPT } from './engine/formation-prompts.js';

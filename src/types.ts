@@ -150,6 +150,11 @@ export interface Hit {
     associative?: { via: string; bridge?: string; weight: number; viaFused: number; similarity: number };
     /** The memory was cold (search/retention.ts `isCold`) before this search; retrieving it makes it hot again. */
     cold?: true;
+    /**
+     * Stage `sources`: memory `of`, derived from this one, was superseded by `by`, a candidate too; this hit, which
+     * still says the old version, was placed just below `by` (score = its score × 0.99).
+     */
+    source?: { of: string; by: string };
   };
 }
 
@@ -311,6 +316,16 @@ export interface RememberOptions {
   at?: number | string | Date;
   /** How long each call to the language model may take (ms). Default 30,000. */
   timeoutMs?: number;
+  /**
+   * The conversation's project and scope: its turns and facts get them, and the decision sees only stored memories
+   * of the same project and scope (no scope counts as `'personal'`). Default none.
+   */
+  project?: string;
+  scope?: string;
+  /** Let the model's update or contradiction supersede a pinned memory. Default false: the fact is added beside it. */
+  supersedePinned?: boolean;
+  /** Most facts kept from one call, in the model's order; the rest are skipped ('over the limit'). Default 20. */
+  maxFacts?: number;
 }
 
 /** Why `remember` or `consolidate` did without the language model for this call. */
@@ -326,6 +341,29 @@ export interface FormationTokens {
   completionTokens: number;
 }
 
+/** Why a fact's decision was not carried out (`FormationDecision.skipped`). */
+export type FormationSkip = 'pinned' | 'other project' | 'over the limit' | 'invalid' | 'gone';
+
+/** What became of one extracted fact (`RememberResult.decisions`). */
+export interface FormationDecision {
+  /** The fact as extracted, relative dates resolved. */
+  fact: string;
+  /**
+   * 'added': stored as the new memory `id`; 'superseded': stored as `id`, which supersedes `memory`; 'reinforced':
+   * `memory` already says it, nothing added; 'skipped': the model's decision was not carried out (`skipped` says
+   * why); the fact is still stored as `id` unless it was over the limit.
+   */
+  outcome: 'added' | 'superseded' | 'reinforced' | 'skipped';
+  id?: string;
+  /** The stored memory the decision named. */
+  memory?: string;
+  /** The model's action, when it decided this fact. */
+  action?: 'add' | 'update' | 'contradict' | 'same';
+  /** The model's reason, or the engine's. */
+  reason: string;
+  skipped?: FormationSkip;
+}
+
 /** What `remember` did. */
 export interface RememberResult {
   /** New memories: each fact (or, on a fallback, each turn) stored, with the model's reason. */
@@ -334,6 +372,8 @@ export interface RememberResult {
   superseded: { id: string; by: string; reason: string }[];
   /** Facts already known: the stored memory `id` was reinforced instead, nothing added. */
   unchanged: { id: string; fact: string; reason: string }[];
+  /** One entry per extracted fact, in the model's order, with what became of it and why. Empty on a fallback. */
+  decisions: FormationDecision[];
   /** Ids of the stored turns, in order (empty when `storeTurns` is false and the model answered). */
   turns: string[];
   tokens: FormationTokens;
@@ -356,6 +396,8 @@ export interface ConsolidateOptions {
   maxClusters?: number;
   /** How long each call to the language model may take (ms). Default 30,000. */
   timeoutMs?: number;
+  /** Let a fold or a summary supersede pinned memories. Default false: pinned memories stay as they are. */
+  supersedePinned?: boolean;
 }
 
 /** What `consolidate` did. Nothing is deleted: every original stays reachable by deep recall and `why`. */
@@ -364,6 +406,8 @@ export interface ConsolidateResult {
   folded: { id: string; into: string }[];
   /** Summary memories made from clusters: each supersedes and derives from `from`. */
   summaries: { id: string; text: string; from: string[] }[];
+  /** Near-duplicates not folded because they are pinned (see `supersedePinned`): `id` stays live beside `into`. */
+  kept: { id: string; into: string; why: 'pinned' }[];
   tokens: FormationTokens;
   /** Present when summaries were asked for but the model was not used or failed. */
   fallback?: FormationFallback;

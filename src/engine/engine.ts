@@ -26,7 +26,7 @@ import type { AddOptions, Engine, EngineStats, SyncKeyInput } from './api.js';
 import { AssociationGraph } from './associations.js';
 import { consolidate } from './consolidate.js';
 import { cloneRecord } from './copy.js';
-import { remember, TURN_KIND, type FormationHost, type FormationWrite } from './formation.js';
+import { remember, sameHome, TURN_KIND, type FormationHost, type FormationWrite } from './formation.js';
 import { writeFormation } from './formation-write.js';
 import { IdleConsolidation } from './idle-consolidation.js';
 import { encodeLexical, repackLexical } from './lexical-persistence.js';
@@ -208,10 +208,12 @@ class EngramEngine implements Engine {
       llm,
       clock,
       limits,
-      closest: async (text, k) => {
+      closest: async (text, k, home) => {
         const quiet = { touch: false, reinforce: false, understand: 'rules', synthesis: false, hyde: false, rerank: false, associations: false, deepRecall: false } as const;
-        const { hits } = await this.search(text, { ...quiet, k: k * 2 });
-        return hits.map((hit) => hit.memory).filter((m) => m.kind !== TURN_KIND && m.supersededBy === undefined).slice(0, k);
+        // The legs keep to the scope, and to the project when there is one ('no project' has no filter: checked after).
+        const filter = { scope: home.scope ?? 'personal', ...(home.project === undefined ? {} : { project: home.project }) };
+        const { hits } = await this.search(text, { ...quiet, filter, k: k * (home.project === undefined ? 4 : 2) });
+        return hits.map((hit) => hit.memory).filter((m) => m.kind !== TURN_KIND && m.supersededBy === undefined && sameHome(m, home)).slice(0, k);
       },
       write: (change: FormationWrite) => this.queue.run(() => writeFormation({ ...parts, apply }, change)),
       exclusive: (task) => this.formations.run(task),
@@ -235,6 +237,7 @@ class EngramEngine implements Engine {
       llm: this.options.llm,
       reranker: this.options.reranker,
       associations: this.associations,
+      provenance: this.links,
       answers: this.answers,
       learning: this.options.learning,
       session: this.session,

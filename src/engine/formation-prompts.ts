@@ -131,29 +131,48 @@ export interface Decision {
   reason: string;
 }
 
-/** One decision per fact, in fact order, each naming one of that fact's candidates unless it adds; throws otherwise. */
-export function parseDecisions(answer: string, labelsPerFact: readonly (readonly string[])[]): Decision[] {
+/** A fact whose decision was missing, twice or off the shape: what was wrong with it. */
+export interface InvalidDecision {
+  invalid: string;
+}
+
+/**
+ * One decision per fact, in fact order, each naming one of that fact's candidates unless it adds. The answer must be
+ * `{"decisions":[…]}` (else this throws); a fact whose own entry is missing, given twice or off the shape (another
+ * action, a memory not among its own) gets an InvalidDecision, and the others keep theirs.
+ */
+export function parseDecisions(answer: string, labelsPerFact: readonly (readonly string[])[]): (Decision | InvalidDecision)[] {
   const value = readJson(answer, ['decisions']);
   const list = value.decisions;
   if (!Array.isArray(list)) throw new Error('"decisions" is not an array');
-  const out: (Decision | undefined)[] = labelsPerFact.map(() => undefined);
-  list.forEach((entry: unknown, i) => {
-    const item = objectWith(entry, ['fact', 'action', 'memory', 'reason'], `decisions[${i}]`);
-    const fact = item.fact;
-    if (!Number.isInteger(fact) || (fact as number) < 0 || (fact as number) >= labelsPerFact.length) throw new Error(`decisions[${i}].fact is not a fact number`);
-    if (out[fact as number]) throw new Error(`fact ${fact} is decided twice`);
-    const action = item.action;
-    if (action !== 'add' && action !== 'update' && action !== 'contradict' && action !== 'same') throw new Error(`decisions[${i}].action is not add, update, contradict or same`);
-    if (typeof item.reason !== 'string') throw new Error(`decisions[${i}].reason is not a string`);
-    const memory = item.memory;
-    if (action === 'add' ? memory !== null : !labelsPerFact[fact as number]!.includes(memory as string)) {
-      throw new Error(`decisions[${i}].memory must be ${action === 'add' ? 'null for add' : `one of fact ${fact}'s memories`}`);
-    }
-    out[fact as number] = { action, memory: memory as string | null, reason: item.reason };
+  const out: (Decision | InvalidDecision | undefined)[] = labelsPerFact.map(() => undefined);
+  const twice = new Set<number>();
+  list.forEach((entry: unknown) => {
+    const fact = typeof entry === 'object' && entry !== null ? (entry as { fact?: unknown }).fact : undefined;
+    // An entry that names no fact of this call belongs to none: the facts it may have meant show as missing.
+    if (!Number.isInteger(fact) || (fact as number) < 0 || (fact as number) >= labelsPerFact.length) return;
+    const i = fact as number;
+    if (out[i]) twice.add(i);
+    out[i] = readDecision(entry, i, labelsPerFact[i]!);
   });
-  const missing = out.findIndex((d) => d === undefined);
-  if (missing >= 0) throw new Error(`fact ${missing} has no decision`);
-  return out as Decision[];
+  return out.map((d, i) => (twice.has(i) ? { invalid: `fact ${i} is decided twice` } : (d ?? { invalid: `fact ${i} has no decision` })));
+}
+
+function readDecision(entry: unknown, fact: number, labels: readonly string[]): Decision | InvalidDecision {
+  let item: Record<string, unknown>;
+  try {
+    item = objectWith(entry, ['fact', 'action', 'memory', 'reason'], `the decision of fact ${fact}`);
+  } catch (error) {
+    return { invalid: (error as Error).message };
+  }
+  const action = item.action;
+  if (action !== 'add' && action !== 'update' && action !== 'contradict' && action !== 'same') return { invalid: `the action of fact ${fact} is not add, update, contradict or same` };
+  if (typeof item.reason !== 'string') return { invalid: `the reason of fact ${fact} is not a string` };
+  const memory = item.memory;
+  if (action === 'add' ? memory !== null : !labels.includes(memory as string)) {
+    return { invalid: `the memory of fact ${fact} must be ${action === 'add' ? 'null for add' : `one of its own (${labels.join(', ') || 'it has none'})`}` };
+  }
+  return { action, memory: memory as string | null, reason: item.reason };
 }
 
 /** `{"summary": string | null}`: the summary text, or null when the memories are not about one subject. */

@@ -74,6 +74,15 @@ export class LinkGraph {
     }
   }
 
+  /** Ids of the memories with a `derives_from` link to `id` (search/state.ts ProvenanceReader). */
+  derivedFrom(id: string): string[] {
+    const incoming = this.in.get(id);
+    if (!incoming) return [];
+    const out: string[] = [];
+    for (const link of incoming.values()) if (link.kind === 'derives_from') out.push(link.from);
+    return out;
+  }
+
   /** Links between `from` and `to`, of `kind` when given. */
   between(from: string, to: string, kind?: LinkKind): Link[] {
     return [...(this.out.get(from)?.values() ?? [])].filter((l) => l.to === to && (kind === undefined || l.kind === kind));

@@ -32,6 +32,8 @@ export interface ScoredCandidate {
   newerVersion?: string;
   /** Set by the rerank stage. */
   rerank?: { by: 'llm' | 'hook' | 'rules'; from: number; to: number };
+  /** Set after adjust (superseded-sources.ts): `of`, superseded by `by`, derives from it; placed just below `by`. */
+  source?: { of: string; by: string };
 }
 
 export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number, dates?: readonly DateMention[]): ScoredCandidate[] {

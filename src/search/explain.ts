@@ -24,6 +24,7 @@ export function toHit(s: ScoredCandidate): Hit {
   if (record.quality !== undefined) explain.quality = { value: record.quality, added: s.quality };
   if (s.rerank) explain.rerank = { ...s.rerank };
   if (s.newerVersion !== undefined) explain.newerVersion = s.newerVersion;
+  if (s.source) explain.source = { ...s.source };
   if (candidate.associative) explain.associative = { ...candidate.associative };
   return { id: record.id, text: record.text, score: s.score, memory: record, explain };
 }

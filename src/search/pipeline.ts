@@ -1,6 +1,7 @@
 /**
  * One search, top to bottom:
  *   route → understand → synthesize → hyde → lexical → feedback → vector → fuse → neighbours → filter → adjust
+ *   → sources (where memories derive from others: superseded-sources.ts)
  *   → associate → rerank → currency → diversify → assemble, then after the answer reinforce (or touch),
  * where offline synthesis (pseudo-relevance feedback) reads the first pass's hits, so it runs after the legs and
  * its queries run through them again before `fuse`.
@@ -22,6 +23,7 @@ import { fuseLists, type FusedCandidate, type QueryList } from './fuse.js';
 import { writeHypothetical } from './hyde.js';
 import type { LlmAccess } from './llm-stage.js';
 import { supportNeighbours } from './neighbours.js';
+import { placeSupersededSources } from './superseded-sources.js';
 import type { SearchOptions } from './options.js';
 import { applyOrder, rerankOrder } from './rerank.js';
 import { QueryLegs } from './legs.js';
@@ -177,6 +179,18 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     (a) => a.length,
     (a) => (understanding.dates && options.dateBoost !== 1 ? `${a.filter((s) => s.dated).length} written on ${understanding.dates.map((d) => `"${d.text}"`).join(', ')} (×${options.dateBoost})` : undefined),
   );
+
+  // Traced only where some candidate has a memory derived from it (formation's turns, an app's links).
+  if (adjusted.some((s) => state.provenance.derivedFrom(s.record.id).length > 0)) {
+    const before = adjusted;
+    adjusted = trace.stage(
+      'sources',
+      adjusted.length,
+      () => placeSupersededSources(before, state.provenance, records),
+      (r) => r.scored.length,
+      (r) => `${r.demoted} placed below the memory that superseded one derived from them`,
+    ).scored;
+  }
 
   const queryVector = legs.queryVector();
   if (options.associations !== false && queryVector && vectors) {

@@ -1,6 +1,7 @@
 /**
  * What a search reads, and where the work after its answer goes: declared here, below the pipeline, and provided by
- * the engine (engine/record-table.ts, engine/associations.ts, engine/touch-writer.ts), so no stage imports upward.
+ * the engine (engine/record-table.ts, engine/associations.ts, engine/links.ts, engine/touch-writer.ts), so no stage
+ * imports upward.
  */
 import type { LexicalIndex } from '../lexical/lexical-index.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
@@ -26,6 +27,12 @@ export interface RecordReader {
 export interface AssociationReader {
   /** The memory's associations with their decayed weights at `now`, at least `floor`. */
   around(id: string, now: number, floor: number): { id: string; weight: number }[];
+}
+
+/** Provenance links (`derives_from`), for the rule that keeps a superseded memory's sources below its replacement. */
+export interface ProvenanceReader {
+  /** Ids of the memories that derive from `id` (a link `derives_from` from them to it). */
+  derivedFrom(id: string): readonly string[];
 }
 
 /** Where the stages after the answer (`reinforce`, `touch`) write: applied in memory at once, stored in the background. */
@@ -62,6 +69,8 @@ export interface PipelineState {
   reranker: Reranker | null;
   /** Associations between memories, for the `associate` stage. */
   associations: AssociationReader;
+  /** Which memories derive from which (superseded-sources.ts). */
+  provenance: ProvenanceReader;
   /** Where the `reinforce` and `touch` stages write. */
   answers: AnswerWriter;
   learning: LearningOptions;

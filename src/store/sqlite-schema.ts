@@ -3,7 +3,7 @@ import { EngramError, ErrorCode } from '../errors.js';
 import type { SqlConnection as Connection } from './sql-connection.js';
 
 /** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** `migrations[v]` takes a database from user_version v to v + 1 (exported for the migration test). */
 export const migrations: ((db: Connection) => Promise<void>)[] = [
@@ -88,6 +88,14 @@ export const migrations: ((db: Connection) => Promise<void>)[] = [
         PRIMARY KEY (from_id, to_id, kind)
       ) WITHOUT ROWID;
       CREATE INDEX links_to ON links (to_id);
+    `);
+  },
+  // Memory formation's facts and summaries get a kind ('fact', 'summary'; docs/formation.md), so a search can keep to
+  // them or leave the turns out. Those written before carry the mark in meta.formation only; an app's own kind stays.
+  async (db) => {
+    await db.exec(`
+      UPDATE memories SET kind = json_extract(meta, '$.formation')
+      WHERE kind IS NULL AND meta IS NOT NULL AND json_valid(meta) AND json_extract(meta, '$.formation') IN ('fact', 'summary');
     `);
   },
 ];

@@ -312,20 +312,28 @@ describe('the answers are read strictly', () => {
       expect(() => parseFacts(bad, 2), bad).toThrow();
     }
   });
-  it('decisions', () => {
+  it('decisions: the envelope strictly, each fact on its own', () => {
     const labels = [['M1'], []];
     expect(parseDecisions('{"decisions":[{"fact":1,"action":"add","memory":null,"reason":""},{"fact":0,"action":"same","memory":"M1","reason":"r"}]}', labels)).toEqual([
       { action: 'same', memory: 'M1', reason: 'r' },
       { action: 'add', memory: null, reason: '' },
     ]);
-    for (const bad of [
-      '{"decisions":[{"fact":0,"action":"same","memory":"M1","reason":"r"}]}', // fact 1 undecided
-      '{"decisions":[{"fact":0,"action":"same","memory":"M2","reason":"r"},{"fact":1,"action":"add","memory":null,"reason":""}]}',
-      '{"decisions":[{"fact":0,"action":"add","memory":"M1","reason":"r"},{"fact":1,"action":"add","memory":null,"reason":""}]}',
-      '{"decisions":[{"fact":0,"action":"merge","memory":"M1","reason":"r"},{"fact":1,"action":"add","memory":null,"reason":""}]}',
-    ]) {
-      expect(() => parseDecisions(bad, labels), bad).toThrow();
+    const add1 = '{"fact":1,"action":"add","memory":null,"reason":""}';
+    const cases: [string, RegExp][] = [
+      ['{"decisions":[{"fact":0,"action":"same","memory":"M1","reason":"r"}]}', /^fact 1 has no decision$/],
+      [`{"decisions":[{"fact":0,"action":"same","memory":"M2","reason":"r"},${add1}]}`, /memory of fact 0 must be one of its own \(M1\)/],
+      [`{"decisions":[{"fact":0,"action":"add","memory":"M1","reason":"r"},${add1}]}`, /must be null for add/],
+      [`{"decisions":[{"fact":0,"action":"merge","memory":"M1","reason":"r"},${add1}]}`, /not add, update, contradict or same/],
+      [`{"decisions":[{"fact":0,"action":"same","memory":"M1"},${add1}]}`, /exactly the keys/],
+      [`{"decisions":[{"fact":0,"action":"same","memory":"M1","reason":"r"},{"fact":0,"action":"add","memory":null,"reason":""},${add1}]}`, /decided twice/],
+    ];
+    for (const [answer, problem] of cases) {
+      const read = parseDecisions(answer, labels);
+      const invalid = read.flatMap((d) => ('invalid' in d ? [d.invalid] : []));
+      expect(invalid, answer).toHaveLength(1);
+      expect(invalid[0], answer).toMatch(problem);
     }
+    for (const bad of ['[]', '{"decisions":{}}', '{"decisions":[],"note":1}', 'not json']) expect(() => parseDecisions(bad, labels), bad).toThrow();
     expect(DECIDE_PROMPT).toContain('{{facts}}');
   });
 });
