@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Rollup } from 'vite';
 
-export type Part = 'client' | 'worker' | 'wasm' | 'model' | 'fallback' | 'encryption';
+export type Part = 'client' | 'worker' | 'wasm' | 'model' | 'fallback' | 'encryption' | 'formation';
 
 export interface SizedFile {
   file: string;
@@ -20,7 +20,7 @@ export interface SizedFile {
 export interface Sizes {
   files: SizedFile[];
   totals: Record<Part, { bytes: number; gzip: number }>;
-  /** Everything but the fallback and encryption: what a first visit with OPFS downloads before its first hybrid search. */
+  /** Everything but the fallback, encryption and formation: what a first visit with OPFS downloads before its first hybrid search. */
   firstVisit: { bytes: number; gzip: number };
 }
 
@@ -28,10 +28,13 @@ export interface Sizes {
 const FALLBACK = /(?:^|\/)(?:IDBBatchAtomicVFS|AccessHandlePoolVFS|wa-sqlite-async)-/;
 /** SQLite3 Multiple Ciphers builds: loaded only for an encrypted database (`createMemory({ encryption })`). */
 const ENCRYPTION = /(?:^|\/)mc-wa-sqlite/;
+/** chrono-node and its adapter: imported by the first `remember` (util/relative-dates.ts). */
+const FORMATION = /(?:^|\/)chrono-dates-/;
 
 function partOf(output: Rollup.OutputChunk | Rollup.OutputAsset): Part {
   if (output.type === 'chunk') return 'client';
   if (ENCRYPTION.test(output.fileName)) return 'encryption';
+  if (FORMATION.test(output.fileName)) return 'formation';
   if (FALLBACK.test(output.fileName)) return 'fallback';
   if (output.fileName.endsWith('.wasm')) return 'wasm';
   if (/\.(?:onnx|json)$/.test(output.fileName)) return 'model';
@@ -59,9 +62,10 @@ export async function measureSizes(dist: string): Promise<Sizes> {
       })
       .sort((a, b) => b.gzip - a.gzip);
     const sum = (list: SizedFile[]) => ({ bytes: list.reduce((s, f) => s + f.bytes, 0), gzip: list.reduce((s, f) => s + f.gzip, 0) });
-    const parts: Part[] = ['client', 'worker', 'wasm', 'model', 'fallback', 'encryption'];
+    const parts: Part[] = ['client', 'worker', 'wasm', 'model', 'fallback', 'encryption', 'formation'];
     const totals = Object.fromEntries(parts.map((part) => [part, sum(files.filter((f) => f.part === part))])) as Sizes['totals'];
-    return { files, totals, firstVisit: sum(files.filter((f) => f.part !== 'fallback' && f.part !== 'encryption')) };
+    const later: Part[] = ['fallback', 'encryption', 'formation'];
+    return { files, totals, firstVisit: sum(files.filter((f) => !later.includes(f.part))) };
   } finally {
     rmSync(app, { recursive: true, force: true });
   }
@@ -132,6 +136,7 @@ export function renderSizes(sizes: Sizes): string {
     row('**First visit, in all**', sizes.firstVisit),
     row('Only without OPFS (IndexedDB fallback)', sizes.totals.fallback),
     row('Only for an encrypted database (SQLite3 Multiple Ciphers)', sizes.totals.encryption),
+    row('Only once `remember` runs (chrono-node, relative dates)', sizes.totals.formation),
     '',
   ].join('\n');
 }

@@ -25,6 +25,7 @@ export {
   type EmbedderDtype,
   type EmbedderPrompts,
   type EmbedRole,
+  type LongText,
   type Pooling,
   type WasmPaths,
 } from './embedder/options.js';

@@ -9,6 +9,7 @@ import { BUILTIN_MODEL_FILES, BUILTIN_MODEL_SHA256, checkModelFiles, hasModelFil
 import {
   BUILTIN_MODEL,
   CPU_DTYPE,
+  EMBEDDER_DEFAULTS,
   embedderId,
   resolveEmbedderOptions,
   type ActiveDevice,
@@ -18,6 +19,7 @@ import {
   type EmbedderPrompts,
   type EmbedRole,
   type LocalEmbedder,
+  type LongText,
   type Pooling,
   type ResolvedEmbedderOptions,
   type VectorSpaceParts,
@@ -57,6 +59,7 @@ export async function createEmbedder(options: EmbedderOptions = {}): Promise<Loc
       pooling: resolved.pooling,
       prompts: resolved.prompts,
       maxTokens: resolved.maxTokens,
+      longText: resolved.longText,
       dimensions: resolved.dimensions,
       revision: resolved.revision,
       wasmPaths: resolved.wasmPaths,
@@ -143,6 +146,7 @@ class TransformersEmbedder implements LocalEmbedder {
       prompts: setup.prompts,
       ...(options.dimensions !== undefined && options.dimensions < setup.modelDim ? { dimensions: options.dimensions } : {}),
       ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+      ...(options.longText !== EMBEDDER_DEFAULTS.longText ? { longText: options.longText } : {}),
       ...(options.revision !== undefined ? { revision: options.revision } : {}),
     };
     this.vectorSpace = embedderId(this.parts);
@@ -166,6 +170,10 @@ class TransformersEmbedder implements LocalEmbedder {
 
   get maxTokens(): number {
     return this.active.setup.maxTokens;
+  }
+
+  get longText(): LongText {
+    return this.parts.longText ?? EMBEDDER_DEFAULTS.longText;
   }
 
   get device(): ActiveDevice {

@@ -78,10 +78,15 @@ export interface EmbedderOptions {
   dimensions?: number;
   /**
    * Tokens per model run, special tokens included. Default: the model's `max_seq_length` (sentence_bert_config.json),
-   * else its tokenizer's `model_max_length` and `max_position_embeddings`, at most 512. A longer text is embedded in
-   * chunks of this length (each keeping the final special token) and its vector is the token-weighted mean of theirs.
+   * else its tokenizer's `model_max_length` and `max_position_embeddings`, at most 8192. A longer text is embedded as
+   * `longText` says.
    */
   maxTokens?: number;
+  /**
+   * A text longer than `maxTokens`: `'chunks'` embeds every chunk and takes their token-weighted mean; `'truncate'`
+   * embeds the first chunk only, as sentence-transformers does. Default: `'chunks'` (measured in docs/embedder.md).
+   */
+  longText?: LongText;
   /** Hub revision (branch, tag or commit) downloaded with `allowRemote`; named in the vector space. Default: `'main'`. */
   revision?: string;
   /**
@@ -104,8 +109,12 @@ type ModelDerived = 'dtype' | 'pooling' | 'prompts' | 'dimensions' | 'maxTokens'
 export type ResolvedEmbedderOptions = Required<Omit<EmbedderOptions, 'onProgress' | 'wasmPaths' | 'modelPath' | ModelDerived>> &
   Pick<EmbedderOptions, 'onProgress' | 'wasmPaths' | ModelDerived> & { modelPath: string };
 
+/** What a text longer than the model's length becomes (`EmbedderOptions.longText`). */
+export type LongText = 'chunks' | 'truncate';
+
 export const EMBEDDER_DEFAULTS = {
   model: BUILTIN_MODEL,
+  longText: 'chunks',
   allowRemote: false,
   device: 'auto',
   batchSize: 16,
@@ -118,6 +127,7 @@ export const CPU_DTYPE: EmbedderDtype = 'q8';
 const DEVICES: readonly EmbedderDevice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
 const DTYPES: readonly EmbedderDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4'];
 const POOLINGS: readonly Pooling[] = ['mean', 'cls', 'lasttoken'];
+const LONG_TEXTS: readonly LongText[] = ['chunks', 'truncate'];
 
 export function resolveEmbedderOptions(options: EmbedderOptions, defaultModelPath: string): ResolvedEmbedderOptions {
   const resolved = { ...EMBEDDER_DEFAULTS, ...definedOnly(options) };
@@ -127,6 +137,7 @@ export function resolveEmbedderOptions(options: EmbedderOptions, defaultModelPat
   if (resolved.pooling !== undefined && !POOLINGS.includes(resolved.pooling)) {
     throw invalidInput(`embedder pooling must be one of ${POOLINGS.join(', ')}`, { pooling: resolved.pooling });
   }
+  if (!LONG_TEXTS.includes(resolved.longText)) throw invalidInput(`embedder longText must be one of ${LONG_TEXTS.join(', ')}`, { longText: resolved.longText });
   for (const name of ['batchSize', 'dimensions', 'maxTokens'] as const) {
     const value = resolved[name];
     if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw invalidInput(`embedder ${name} must be a positive integer`, { [name]: value });
@@ -197,8 +208,9 @@ export interface LocalEmbedder extends Embedder {
   readonly pooling: Pooling | 'output';
   /** The prompts in use per role (`''`: none). */
   readonly prompts: Required<EmbedderPrompts>;
-  /** Tokens per model run; longer texts are embedded in chunks. */
+  /** Tokens per model run; longer texts are embedded as `longText` says. */
   readonly maxTokens: number;
+  readonly longText: LongText;
   readonly device: ActiveDevice;
   readonly deviceChoice: DeviceChoice;
   /** Milliseconds from `createEmbedder` to ready, including any calibration. */
@@ -218,11 +230,13 @@ export interface VectorSpaceParts {
   dimensions?: number;
   /** Only when set by the caller (the model's own length is part of the model). */
   maxTokens?: number;
+  /** Only when not the default. */
+  longText?: LongText;
   revision?: string;
 }
 
 /**
- * `model@dtype[-pooling][-p<hash>][-len<n>][-d<n>][-r<revision>]`, `/` in the model id as `-`, so the only `/` left
+ * `model@dtype[-pooling][-p<hash>][-len<n>][-<longText>][-d<n>][-r<revision>]`, `/` in the model id as `-`, so the only `/` left
  * separates the device: `engram-glove-100d@q8/wasm`. Defaults add nothing, so stored vectors of a model keep their key.
  */
 export function embedderId(parts: VectorSpaceParts, device?: ActiveDevice): string {
@@ -231,6 +245,7 @@ export function embedderId(parts: VectorSpaceParts, device?: ActiveDevice): stri
     parts.pooling === 'mean' ? '' : `-${parts.pooling}`,
     prompts.query === '' && prompts.document === '' ? '' : `-p${fnv1a(`${prompts.query}\u0000${prompts.document}`)}`,
     parts.maxTokens === undefined ? '' : `-len${parts.maxTokens}`,
+    parts.longText === undefined ? '' : `-${parts.longText}`,
     parts.dimensions === undefined ? '' : `-d${parts.dimensions}`,
     parts.revision === undefined || parts.revision === 'main' ? '' : `-r${parts.revision.replaceAll('/', '-')}`,
   ];

@@ -6,7 +6,7 @@ import type { FeatureExtractionPipeline, Tensor } from '@huggingface/transformer
 import { toHex } from '../util/ids.js';
 import { EngramError, ErrorCode } from '../errors.js';
 import { modelFileUrl, readOptionalFile, type ModelFiles, type ModelLocation, type OptionalFiles } from './model-files.js';
-import type { ActiveDevice, EmbedderProgress, EmbedderPrompts, EmbedRole, Pooling, WasmPaths } from './options.js';
+import type { ActiveDevice, EmbedderProgress, EmbedderPrompts, EmbedRole, LongText, Pooling, WasmPaths } from './options.js';
 import { IS_NODE } from './platform.js';
 import { mergeChunks, outputRows, poolTokens, truncateNormalize } from './pooling.js';
 import { chunkIds, padBatch, type Chunk, type Framing } from './sequences.js';
@@ -23,6 +23,7 @@ export interface LoadRequest extends ModelLocation {
   pooling?: Pooling;
   prompts?: EmbedderPrompts;
   maxTokens?: number;
+  longText: LongText;
   dimensions?: number;
   revision?: string;
   wasmPaths?: WasmPaths;
@@ -285,7 +286,8 @@ function wrap(pipe: FeatureExtractionPipeline, request: LoadRequest, st: Sentenc
       const chunked: Chunk[][] = texts.map((text) => {
         const ids = tokenizer.encode(prompt + text, { add_special_tokens: true });
         const shared = head.length > 0 && head.every((id, i) => ids[framing.prefix + i] === id) ? head.length : 0;
-        return chunkIds(ids, framing, maxTokens, shared);
+        const chunks = chunkIds(ids, framing, maxTokens, shared);
+        return request.longText === 'truncate' ? chunks.slice(0, 1) : chunks;
       });
       // Sequences sorted by length before batching: each batch pads to its longest.
       const all = chunked.flatMap((chunks, text) => chunks.map((chunk, index) => ({ text, index, ids: chunk.ids })));

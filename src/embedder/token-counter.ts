@@ -18,6 +18,22 @@ export interface EncodingTokenizer {
 
 /** The whitespace a BERT pre-tokenizer splits at and drops (a subset of it is enough: the sum is exact at any). */
 const WORD_BREAK = /[ \t\n\r]+/;
+/**
+ * The ideographs a BertNormalizer with `handle_chinese_chars` puts spaces around (its ranges): Chinese and Japanese
+ * text has no spaces, so its words are cut there too, and each ideograph is counted once and remembered. Cutting
+ * inside a run of kana or Thai is not exact (WordPiece reads the whole run: an unknown run is one [UNK]), so word
+ * segmentation (Intl.Segmenter) cannot serve here; those runs are counted whole.
+ */
+const IDEOGRAPH = String.raw`[\u{3400}-\u{4DBF}\u{4E00}-\u{9FFF}\u{F900}-\u{FAFF}\u{20000}-\u{2A6DF}\u{2A700}-\u{2CEAF}\u{2F800}-\u{2FA1F}]`;
+const HAS_IDEOGRAPH = new RegExp(IDEOGRAPH, 'u');
+const WORD_BREAK_OR_IDEOGRAPH = new RegExp(`[ \\t\\n\\r]+|(${IDEOGRAPH})`, 'u');
+
+/** The words of `text` whose counts add up to the whole text's. */
+function wordsOf(text: string, ideographs: boolean): string[] {
+  if (!ideographs || !HAS_IDEOGRAPH.test(text)) return text.split(WORD_BREAK);
+  // split() puts each captured ideograph between the pieces, undefined where whitespace matched.
+  return text.split(WORD_BREAK_OR_IDEOGRAPH).filter((word): word is string => word !== undefined);
+}
 /** Distinct words remembered (a long-document corpus of a few thousand abstracts has about 70,000). */
 const WORD_MEMO_LIMIT = 100_000;
 
@@ -35,7 +51,7 @@ interface AddedToken {
  */
 function wordSeparator(tokenizer: EncodingTokenizer): AddedToken | null {
   const json = tokenizer._tokenizerJSON as
-    | { normalizer?: { type?: string } | null; pre_tokenizer?: { type?: string } | null; model?: { type?: string; unk_token?: string }; post_processor?: { type?: string } | null; added_tokens?: AddedToken[] }
+    | { normalizer?: { type?: string; handle_chinese_chars?: boolean } | null; pre_tokenizer?: { type?: string } | null; model?: { type?: string; unk_token?: string }; post_processor?: { type?: string } | null; added_tokens?: AddedToken[] }
     | undefined;
   const config = (tokenizer._tokenizerConfig ?? {}) as { remove_space?: boolean; do_lowercase_and_remove_accent?: boolean };
   if (!json || typeof json !== 'object') return null;
@@ -57,6 +73,9 @@ export function tokenCounter(tokenizer: EncodingTokenizer): (text: string) => nu
   const encodeCount = (text: string) => tokenizer.encode(text, { add_special_tokens: false }).length;
   const separator = wordSeparator(tokenizer);
   if (!separator) return encodeCount;
+  const normalizer = (tokenizer._tokenizerJSON as { normalizer?: { handle_chinese_chars?: boolean } | null }).normalizer;
+  // transformers.js puts spaces around ideographs only when the option is true (absent: false).
+  const ideographs = normalizer?.handle_chinese_chars === true;
   const words = new Map<string, number>();
   const countAlone = memoizeByText(encodeCount, WORD_MEMO_LIMIT);
   const glue = ` ${separator.content} `;
@@ -64,7 +83,7 @@ export function tokenCounter(tokenizer: EncodingTokenizer): (text: string) => nu
     let total = 0;
     const unseen: string[] = [];
     const pending = new Map<string, number>();
-    for (const word of text.split(WORD_BREAK)) {
+    for (const word of wordsOf(text, ideographs)) {
       if (word === '') continue;
       const known = words.get(word);
       if (known !== undefined) total += known;

@@ -15,7 +15,7 @@ import type {
 } from '../types.js';
 import { toEpochMs } from '../util/dates.js';
 import { describeValue } from '../util/describe.js';
-import { resolveRelativeDates } from '../util/relative-dates.js';
+import { relativeDateFinder, resolveRelativeDates } from '../util/relative-dates.js';
 import {
   DECIDE_SCHEMA, EXTRACT_SCHEMA, decidePrompt, extractPrompt, parseDecisions, parseFacts, type Decision, type ExtractedFact, type PromptTurn,
 } from './formation-prompts.js';
@@ -126,9 +126,10 @@ export async function remember(host: FormationHost, conversation: unknown, optio
   if (!extracted.ok) return storeTurnsOnly(fallbackOf(extracted.failure, extracted.note));
 
   // A fact is dated by the latest turn it comes from, and its relative dates are resolved against that time.
+  const findDates = await relativeDateFinder();
   const dated = extracted.value.map((fact) => {
     const at = Math.max(...fact.turns.map((t) => turns[t]!.at));
-    return { ...fact, at, text: resolveRelativeDates(fact.text, at) };
+    return { ...fact, at, text: resolveRelativeDates(fact.text, at, findDates) };
   });
   // Past maxFacts, facts are reported and not stored (nor checked: an over-long one there does not fail the call).
   const overLimit: FormationDecision[] = dated.slice(opts.maxFacts).map((fact) => ({

@@ -70,7 +70,59 @@ const TERM_SEPARATOR = '\u0000';
 
 /** Text into the words the term processor sees: how indexed text, queries and `textTerms` are all split. */
 function tokenize(text: string): string[] {
-  return normalizeText(text).split(SPACE_OR_PUNCTUATION);
+  const safe = text.replace(UNSAFE, ' ');
+  if (!NOT_ASCII.test(safe)) return safe.split(SPACE_OR_PUNCTUATION);
+  const normal = normalized(safe);
+  const tokens = normal.split(SPACE_OR_PUNCTUATION);
+  // Only text holding a script written without spaces pays for segmentation (a cheap range test first).
+  return MAYBE_UNSPACED.test(normal) && UNSPACED.test(normal) ? tokens.flatMap(segmentToken) : tokens;
+}
+
+// Scripts written without spaces between words: Chinese, Japanese (with the kana length and voicing marks), Thai,
+// Lao, Khmer, Burmese. MAYBE_UNSPACED holds their blocks' UTF-16 units, a superset that is fast to test.
+const UNSPACED_CLASS = String.raw`[\p{sc=Han}\p{sc=Hira}\p{sc=Kana}\u3099-\u309C\u30FC\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]`;
+const UNSPACED = new RegExp(UNSPACED_CLASS, 'u');
+const UNSPACED_RUN = new RegExp(`${UNSPACED_CLASS}+`, 'gu');
+const MAYBE_UNSPACED = /[\u0E00-\u0EFF\u1000-\u109F\u1780-\u17FF\u19E0-\u19FF\u2E80-\u9FFF\uA9E0-\uA9FF\uAA60-\uAA7F\uF900-\uFAFF\uFF00-\uFFEF\uD805\uD81B\uD82B\uD82C\uD840-\uD8BF]/;
+
+type Segment = (run: string) => string[];
+
+/**
+ * Words of a run of those scripts: Intl.Segmenter's (ICU's dictionaries; the same in every locale), or without it
+ * one term per character, which still finds a word by its characters.
+ */
+function wordSegmenter(): Segment {
+  const Segmenter = (globalThis.Intl as { Segmenter?: typeof Intl.Segmenter } | undefined)?.Segmenter;
+  if (typeof Segmenter !== 'function') return (run) => Array.from(run);
+  const segmenter = new Segmenter('und', { granularity: 'word' });
+  return (run) => {
+    const words: string[] = [];
+    for (const { segment } of segmenter.segment(run)) words.push(segment);
+    return words;
+  };
+}
+
+const segment: Segment = wordSegmenter();
+
+/**
+ * How this runtime splits a probe of each segmented script: part of the index settings, so a snapshot made where
+ * segmentation differs (another ICU, no Intl.Segmenter) is rebuilt rather than searched with other terms.
+ */
+export const SEGMENTATION_KEY = ['東京の天気は晴れです', '我喜欢吃苹果', 'วันนี้อากาศดีมาก'].map((probe) => segment(probe).join(' ')).join('|');
+
+/** One token (no space or punctuation left in it) with its runs of unspaced scripts split into words. */
+function segmentToken(token: string): string[] {
+  if (!UNSPACED.test(token)) return [token];
+  const out: string[] = [];
+  let last = 0;
+  for (const run of token.matchAll(UNSPACED_RUN)) {
+    const at = run.index as number;
+    if (at > last) out.push(token.slice(last, at));
+    for (const word of segment(run[0])) out.push(word);
+    last = at + run[0].length;
+  }
+  if (last < token.length) out.push(token.slice(last));
+  return out;
 }
 
 /**
@@ -79,7 +131,11 @@ function tokenize(text: string): string[] {
  */
 export function normalizeText(text: string): string {
   const safe = text.replace(UNSAFE, ' ');
-  return NOT_ASCII.test(safe) ? safe.replace(INVISIBLE, '').normalize('NFKC') : safe;
+  return NOT_ASCII.test(safe) ? normalized(safe) : safe;
+}
+
+function normalized(safe: string): string {
+  return safe.replace(INVISIBLE, '').normalize('NFKC');
 }
 
 interface LexicalDoc {
@@ -138,8 +194,8 @@ export class LexicalIndex {
     };
     this.factor = options.matchedTermsFactor ?? 'auto';
     const stemKey = stem === stemEnglish ? 'porter2' : stem ? String(stem) : null;
-    // v 2: text is NFKC-normalised (normalizeText); an index made before that is rebuilt, not restored.
-    this.settingsKey = JSON.stringify({ v: 2, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null });
+    // v 2: text is NFKC-normalised (normalizeText); v 3: unspaced scripts are segmented. An older index is rebuilt.
+    this.settingsKey = JSON.stringify({ v: 3, stop: [...stopWords].sort(), stem: stemKey, term: custom ? String(custom) : null, seg: SEGMENTATION_KEY });
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
     this.index_ = miniSearchIndex(this.search_);
   }

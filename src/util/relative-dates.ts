@@ -1,9 +1,12 @@
 /**
- * Relative dates in English text ("yesterday", "last week", "in two days", "3 months ago", "next Friday") resolved
+ * Relative dates in English text ("yesterday", "last weekend", "in two days", "3 months ago", "on Monday") resolved
  * against the moment the text was said, so a memory read a month later still says when. Dates are UTC calendar
- * dates, as a search's context blocks show them (search/assemble.ts). Phrases not listed here are left as they are.
+ * dates, as a search's context blocks show them (search/assemble.ts). The phrases are read by chrono-node
+ * (chrono-dates.ts), loaded on first use; where it cannot load or fails its shape check, by the short list of
+ * phrases below (`findRelativeDates`). Phrases neither reads are left as they are.
  */
 
+import type { ChronoPhrase } from './chrono-dates.js';
 import { DAY_MS } from './time.js';
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
@@ -28,7 +31,10 @@ export interface ResolvedDate {
   date: string;
 }
 
-/** The relative-date phrases of `text` and what each means when said at `at` (epoch ms), in order. */
+/** The relative-date phrases of a text and what each means when said at `at` (epoch ms), in order. */
+export type DateFinder = (text: string, at: number) => ResolvedDate[];
+
+/** `findRelativeDates` over this file's own phrase list: the fallback when chrono-node is not available. */
 export function findRelativeDates(text: string, at: number): ResolvedDate[] {
   const found: ResolvedDate[] = [];
   for (const m of text.matchAll(PHRASE)) {
@@ -39,10 +45,60 @@ export function findRelativeDates(text: string, at: number): ResolvedDate[] {
 }
 
 /** `text` with what its relative dates meant at `at` appended: "… last week (last week = week of 2026-11-16)". */
-export function resolveRelativeDates(text: string, at: number): string {
-  const found = findRelativeDates(text, at);
+export function resolveRelativeDates(text: string, at: number, find: DateFinder = findRelativeDates): string {
+  const found = find(text, at);
   if (found.length === 0) return text;
   return `${text} (${found.map(({ phrase, date }) => `${phrase} = ${date}`).join('; ')})`;
+}
+
+let chrono: Promise<DateFinder> | undefined;
+
+/**
+ * The finder formation uses: chrono-node's, loaded on first use (a separate chunk in a bundled app), else
+ * `findRelativeDates`. A failed load is tried again on the next call.
+ */
+export function relativeDateFinder(): Promise<DateFinder> {
+  chrono ??= import('./chrono-dates.js').then(
+    (adapter) => (adapter.chronoShapeOk ? chronoFinder(adapter.parsePhrases) : findRelativeDates),
+    () => {
+      chrono = undefined;
+      return findRelativeDates;
+    },
+  );
+  return chrono;
+}
+
+// A weekday or month name alone is a recurring day ("every Monday"), a deadline or another word ("Sun", "May").
+const BARE_NAME = /^(?:(?:sun|mon|tue|wed|thu|fri|sat)|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))[a-z]*\.?$/i;
+// "for three weeks" is a duration, not a date.
+const DURATION = /^(?:for|during)\s/i;
+// "now" is when the memory is dated already; a time of day alone is a habit ("runs in the morning").
+const BARE_TIME = /^(?:(?:right\s+)?now|morning|afternoon|evening|night|noon|midnight)$/i;
+// A year written out: the phrase already says when.
+const WRITTEN_YEAR = /\d{4}/;
+const WEEK = /\bweeks?\b/i;
+
+function chronoFinder(parse: (text: string, at: number) => ChronoPhrase[]): DateFinder {
+  const dateOf = (p: ChronoPhrase, at: number): string | null => {
+    if ([BARE_NAME, BARE_TIME, DURATION, WRITTEN_YEAR].some((pattern) => pattern.test(p.phrase))) return null;
+    if (WEEK.test(p.phrase)) return weekOf(p.known.day ? Date.UTC(p.year, p.month - 1, p.day) : at);
+    if (p.known.day || p.known.weekday || (p.relative && !p.known.month && !p.known.year)) return day(Date.UTC(p.year, p.month - 1, p.day));
+    if (p.known.month) {
+      // Months are counted from the 1st: chrono moves the 31st of January a month on to the 3rd of March.
+      const first = new Date(at);
+      const moved = parse(p.phrase, Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), 1, first.getUTCHours()))[0] ?? p;
+      return `${String(moved.year).padStart(4, '0')}-${String(moved.month).padStart(2, '0')}`;
+    }
+    return p.known.year ? String(p.year).padStart(4, '0') : null;
+  };
+  return (text, at) => {
+    const found: ResolvedDate[] = [];
+    for (const p of parse(text, at)) {
+      const date = dateOf(p, at);
+      if (date !== null) found.push({ phrase: p.phrase, date });
+    }
+    return found;
+  };
 }
 
 function resolve(m: RegExpMatchArray, at: number): string | null {
@@ -80,17 +136,18 @@ function unitOf(word: string): Unit {
 function shifted(at: number, count: number, unit: Unit): string {
   const d = new Date(at);
   if (unit === 'day') return day(at + count * DAY_MS);
-  if (unit === 'week') {
-    const moved = at + count * 7 * DAY_MS;
-    const monday = moved - ((new Date(moved).getUTCDay() + 6) % 7) * DAY_MS;
-    return `week of ${day(monday)}`;
-  }
+  if (unit === 'week') return weekOf(at + count * 7 * DAY_MS);
   if (unit === 'month') {
     d.setUTCDate(1);
     d.setUTCMonth(d.getUTCMonth() + count);
     return d.toISOString().slice(0, 7);
   }
   return String(d.getUTCFullYear() + count).padStart(4, '0');
+}
+
+/** The week holding `ms`, named by its Monday. */
+function weekOf(ms: number): string {
+  return `week of ${day(ms - ((new Date(ms).getUTCDay() + 6) % 7) * DAY_MS)}`;
 }
 
 function day(ms: number): string {

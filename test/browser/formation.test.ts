@@ -78,7 +78,7 @@ describe('remember through a Memory', () => {
         const first = await memory.remember([
           { role: 'user', content: 'I live in Lisbon', at: T0 },
           { role: 'assistant', content: 'Lovely city.', at: T0 + 1000 },
-          { role: 'user', content: 'I went to the dentist yesterday', at: T0 + 2000 },
+          { role: 'user', content: 'I went to the dentist yesterday and to the cinema last weekend', at: T0 + 2000 },
         ]);
         const second = await memory.remember([{ role: 'user', content: 'I live in Porto now', at: T0 + 10 * DAY }]);
         const repeat = await memory.remember('I live in Porto now', { at: T0 + 11 * DAY, storeTurns: false });
@@ -103,7 +103,7 @@ describe('remember through a Memory', () => {
     );
     expect(outcome.first.fallback).toBeUndefined();
     expect(outcome.first.turns).toHaveLength(3);
-    expect(outcome.first.added.map((a) => a.text)).toEqual(['The user lives in Lisbon', 'The user went to the dentist yesterday (yesterday = 2026-11-19)']);
+    expect(outcome.first.added.map((a) => a.text)).toEqual(['The user lives in Lisbon', 'The user went to the dentist yesterday and to the cinema last weekend (yesterday = 2026-11-19; last weekend = 2026-11-15)']);
     expect(outcome.dentistAt).toBe(T0 + 2000);
     expect(outcome.second.superseded).toEqual([{ id: outcome.lisbon, by: outcome.porto, reason: 'another city' }]);
     expect(outcome.plain).toContain(outcome.porto);

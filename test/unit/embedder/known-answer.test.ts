@@ -206,6 +206,25 @@ describe('known answers in Node, fp32', () => {
     });
   });
 
+  test("longText: 'truncate' embeds the first chunk only ([CLS], the prompt, the text's first tokens, [SEP]); a bad value is INVALID_INPUT", async () => {
+    const long = 'Melanie went camping with her kids and they roasted marshmallows by the campfire while it rained. '.repeat(3);
+    await using(open('ka/mean', { maxTokens: 16, longText: 'truncate' }), async (embedder) => {
+      expect(embedder.longText).toBe('truncate');
+      expect(embedder.vectorSpace).toMatch(/-len16-truncate$/);
+      const ids = tokenize(MEAN_PROMPTS.document + long);
+      const expected = referenceVector(weights, [...ids.slice(0, 15), SEP], 'mean');
+      const [vector] = await embedder.embed([long]);
+      expect(cosine(vector!, expected) / Math.hypot(...expected)).toBeGreaterThan(0.999);
+      // A text that fits is embedded as with chunks.
+      expect(agreement(await embedder.embed(['A short one.']), [reference('A short one.', 'mean', MEAN_PROMPTS.document)])).toBeGreaterThan(0.999);
+    });
+    await using(open('ka/mean', { maxTokens: 16 }), async (embedder) => {
+      expect(embedder.longText).toBe('chunks');
+      expect(embedder.vectorSpace).toMatch(/-len16$/);
+    });
+    await expectCode(open('ka/mean', { longText: 'first' as never }), 'INVALID_INPUT', 'longText');
+  });
+
   test('Matryoshka dimensions: the first n values, renormalised; more than the model has is INVALID_INPUT', async () => {
     await using(open('ka/mean', { dimensions: 16 }), async (embedder) => {
       expect(embedder.dim).toBe(16);

@@ -29,6 +29,11 @@ const TEXTS = [
   'x\u0000y \ufffd z\u0007 e\u0301 \u0301e \u200b \u200b\u200b',
   `${'a'.repeat(150)} ${'b'.repeat(99)} don't "quote" (paren) $100 <tag> a^b \`x\` ~y`,
   'Statins and breast cancer:\na cohort study of 12,345 women (2001-2010); HR 0.91 [95% CI 0.85-0.98].',
+  // Chinese, Japanese and Thai: no spaces between words; ideographs beside kana, Latin, digits and punctuation.
+  '我喜欢吃苹果和香蕉。今天天气很好，我们去公园吧！',
+  '東京の天気は晴れです。明日はテーブルを買いに行きます。iPhone15を3台、𠮷野家で',
+  'วันนี้อากาศดีมาก ฉันจะไปตลาดพรุ่งนี้ ราคา 100 บาท',
+  '豈更車 兀嗀 㐀㐁 漢\u0301字 a漢b 1漢2 [SEP]漢[SEP]',
 ];
 
 describe('tokenCounter', () => {
@@ -46,6 +51,11 @@ describe('tokenCounter', () => {
       const before = calls;
       expect(spied('the mat sat on the cat')).toBe(encoded('the mat sat on the cat'));
       expect(calls).toBe(before);
+      // Ideographs are words of their own: a Chinese or Japanese text of seen ones is not encoded again.
+      spied('東京の天気は晴れです');
+      const seen = calls;
+      expect(spied('天気は東京')).toBe(encoded('天気は東京'));
+      expect(calls).toBe(seen);
     });
   }
 
