@@ -14,15 +14,19 @@
  */
 import type { ScoredCandidate } from './adjust.js';
 import type { CurrencyOptions } from './options.js';
-import { statementDetails, statementKey } from '../lexical/statement.js';
+import { statementDetails, statementKey, statementWords } from '../lexical/statement.js';
 
 export interface CurrencyParts {
+  /** The query as the caller wrote it. */
+  query: string;
   /** The query's processed terms (LexicalIndex.queryTerms). */
   queryTerms: readonly string[];
   /** A memory text's processed terms (LexicalIndex.textTerms). */
   textTerms(text: string): readonly string[];
   /** Whether memory `b` is a later version than memory `a` could be (ThreadIndex.isLater). */
   isLater(a: string, b: string): boolean;
+  /** Whether two memories share a thread (ThreadIndex.sameThread). */
+  sameThread(a: string, b: string): boolean;
 }
 
 /** The candidates with every later version placed above the earlier one it matches; `placed` counts the moves. */
@@ -32,6 +36,7 @@ export function orderByCurrency(list: readonly ScoredCandidate[], k: number, opt
   const head = Math.min(list.length, k);
   if (head < 2 || parts.queryTerms.length === 0) return { scored: list.slice(), placed: 0 };
   const query = new Set(parts.queryTerms);
+  const queryWords = new Set(statementWords(parts.query));
   const top = list.slice(0, head).map((s) => ({ ...s }));
   const covers = top.map((s) => {
     const held = new Set<string>();
@@ -51,8 +56,11 @@ export function orderByCurrency(list: readonly ScoredCandidate[], k: number, opt
     const first = top[older] as ScoredCandidate;
     const second = top[newer] as ScoredCandidate;
     if (!(second.score >= options.ratio * first.score) || !parts.isLater(first.record.id, second.record.id) || keyOf(older) === keyOf(newer)) return false;
+    // A detail the query names that only the earlier holds: the question is about that version.
+    for (const detail of detailsOf(older)) if (queryWords.has(detail) && !detailsOf(newer).has(detail)) return false;
     // Versions of one fact differ in a detail (a number, a name, a negation); later turns on the topic that state none are not updates.
-    return differsInDetail(detailsOf(older), detailsOf(newer), () => wordOverlap(keyOf(older), keyOf(newer)));
+    const overlap = () => wordOverlap(keyOf(older), keyOf(newer));
+    return differsInDetail(detailsOf(older), detailsOf(newer), overlap, parts.sameThread(first.record.id, second.record.id));
   };
   // Positions into `top`, best first. Each candidate takes part in one move at most: an earlier version is passed
   // by its best-ranked later version only, so no memory sinks more than one place for currency.
@@ -77,25 +85,26 @@ export function orderByCurrency(list: readonly ScoredCandidate[], k: number, opt
     }
   }
   // A lift may have passed a candidate scored just above the earlier version: scores follow the new order.
-  for (let i = order.length - 2; i >= 0; i--) {
+  for (let i = placed > 0 ? order.length - 2 : -1; i >= 0; i--) {
     const current = top[order[i] as number] as ScoredCandidate;
     const next = top[order[i + 1] as number] as ScoredCandidate;
-    if (current.score <= next.score) current.score = above(next.score);
+    if (current.score < next.score) current.score = above(next.score);
   }
   return { scored: [...order.map((i) => top[i] as ScoredCandidate), ...list.slice(head)], placed };
 }
 
 /**
- * Whether the later text names a detail the earlier does not: a number, always (a count, a time, a price, a date:
- * BEAM's updates); a name or a negation only when the two are worded alike (`overlap` of their statement words ≥
+ * Whether the later text names a detail the earlier does not: within one conversation a number (a count, a time, a
+ * price, a date: BEAM's updates); anywhere, any detail (a number, a name, a negation) when the two are worded alike (`overlap` of their statement words ≥
  * NAME_OVERLAP: "deployed to Netlify" / "deployed to Cloudflare Pages"), since turns of a chat name people all along
- * (on LoCoMo, names alone cost nDCG@10 0.037).
+ * (on LoCoMo, names alone cost nDCG@10 0.037). Two notes written apart ("wifi at the cabin is pinecone42", "wifi at
+ * the office is harbour77") are other facts, not versions.
  */
-function differsInDetail(earlier: ReadonlySet<string>, later: ReadonlySet<string>, overlap: () => number): boolean {
+function differsInDetail(earlier: ReadonlySet<string>, later: ReadonlySet<string>, overlap: () => number, sameThread: boolean): boolean {
   const isNumber = (detail: string) => /\p{N}/u.test(detail);
   const newDetails = [...later].filter((d) => !earlier.has(d));
   if (newDetails.length === 0) return false;
-  if (newDetails.some(isNumber) && [...earlier].some(isNumber)) return true;
+  if (sameThread && newDetails.some(isNumber) && [...earlier].some(isNumber)) return true;
   return earlier.size > 0 && overlap() >= NAME_OVERLAP;
 }
 

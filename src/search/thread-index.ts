@@ -89,6 +89,12 @@ export class ThreadIndex {
     }
   }
 
+  /** Whether two memories are in one thread. */
+  sameThread(a: string, b: string): boolean {
+    const thread = this.entries.get(a)?.thread;
+    return thread !== undefined && thread === this.entries.get(b)?.thread;
+  }
+
   /**
    * Whether memory `b` comes after memory `a`: in one thread by the thread's order (time, then arrival), elsewhere
    * by createdAt alone (false on a tie: nothing orders them). False for an unknown id.
