@@ -141,7 +141,7 @@ if (command) {
   }
 }
 
-const server = sdk.createMcpServer(lease, version(), serverOptions);
+const server = sdk.createMcpServer(lease, version(), confined);
 
 let stopping: Promise<void> | undefined;
 /** Finishes the calls under way and releases the file before exiting. */

@@ -34,6 +34,8 @@ export interface McpServerOptions {
 export class Confinement {
   readonly project: string | undefined;
   readonly scope: string | undefined;
+  readonly readOnly: boolean;
+  readonly trashDays: number;
   readonly trash: Trash;
   private readonly matches: (record: MemoryRecord) => boolean;
 
@@ -45,7 +47,9 @@ export class Confinement {
     if (scope === 'both') throw invalidInput("engram-mcp: --scope takes one scope to stamp on writes ('personal', 'shared' or your own), not 'both'");
     this.project = project;
     this.scope = scope;
-    this.trash = new Trash(options.trashDays ?? 30);
+    this.readOnly = options.readOnly === true;
+    this.trashDays = options.trashDays ?? 30;
+    this.trash = new Trash(this.trashDays);
     // The engine's own filter, without its expiry and supersede rules: a confined server sees what its filter would.
     const filter: SearchFilter = this.filter();
     const check = compileEligibility({ filter, deepRecall: true, includeExpiredInDeepRecall: true, now: 0 });
@@ -114,9 +118,10 @@ function toolError(error: unknown): CallToolResult {
 const id = z.string().min(1).describe('A memory id, as remember or recall returned it.');
 const date = z.union([z.string(), z.number()]).describe('An ISO-8601 date (YYYY-MM-DD or a full timestamp) or epoch ms.');
 
-export function createMcpServer(lease: EngineLease, version: string, options: McpServerOptions = {}): McpServer {
-  const confined = new Confinement(options);
-  const { trash, visible } = confined;
+/** `confinement`: the options, or the Confinement the caller made of them (engram-mcp's, shared with its commands). */
+export function createMcpServer(lease: EngineLease, version: string, confinement: McpServerOptions | Confinement = {}): McpServer {
+  const confined = confinement instanceof Confinement ? confinement : new Confinement(confinement);
+  const { trash, visible, trashDays: days } = confined;
   const server = new McpServer({ name: 'engram', version });
   const call = <A>(body: (engine: Engine, args: A, store: Store) => Promise<CallToolResult>, writes = false) => async (args: A): Promise<CallToolResult> => {
     try {
@@ -126,7 +131,7 @@ export function createMcpServer(lease: EngineLease, version: string, options: Mc
     }
   };
   // A read-only server does not offer the tools that write: a client cannot call what it is not shown.
-  const writer: typeof server.registerTool = (...args) => (options.readOnly ? undefined : server.registerTool(...args)) as ReturnType<typeof server.registerTool>;
+  const writer: typeof server.registerTool = (...args) => (confined.readOnly ? undefined : server.registerTool(...args)) as ReturnType<typeof server.registerTool>;
 
   writer('remember', {
     description: 'Store a fact, preference or decision in long-term memory, to be recalled in later conversations. Returns its id.',
@@ -170,7 +175,6 @@ export function createMcpServer(lease: EngineLease, version: string, options: Mc
     return { content: [{ type: 'text', text: context.text || 'No memory matches.' }, { type: 'text', text: JSON.stringify(summary, null, 2) }] };
   }));
 
-  const days = options.trashDays ?? 30;
   writer('forget', {
     description: `Forget memories by id (the ids recall returned), when the user asks to forget them or they are wrong. They leave recall at once; the user can restore them for ${days} days.`,
     inputSchema: { ids: z.array(id).min(1).describe('Ids of the memories to forget.') },
