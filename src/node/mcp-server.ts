@@ -24,7 +24,7 @@ export interface McpServerOptions {
    * no scope), and every write is stamped with it (`--scope`).
    */
   scope?: string;
-  /** No tool that writes is offered (`--read-only`). */
+  /** No tool that writes is offered, and searches record no access (`--read-only`). */
   readOnly?: boolean;
   /** Days a forgotten memory stays restorable (`--trash-days`). Default 30. */
   trashDays?: number;
@@ -163,6 +163,8 @@ export function createMcpServer(lease: EngineLease, version: string, confinement
     },
   }, call(async (engine, { query, k, project, filter }: { query: string; k?: number; project?: string; filter?: { projects?: string[]; tags?: string[]; since?: string | number; until?: string | number } }) => {
     const search: Partial<SearchOptions> = {};
+    // A read-only client leaves no trace either: no access counts, reinforcement or associations from its searches.
+    if (confined.readOnly) search.touch = false;
     if (k !== undefined) search.k = k;
     if (project !== undefined) search.project = project;
     const { projects, ...rest } = filter ?? {};
