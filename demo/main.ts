@@ -270,6 +270,7 @@ async function showResult(query: string, result: SearchResult, now: number, seq:
     query,
     queries: result.trace.queries,
     options: { fusion: state.fusion, rrfK: state.rrfK, weights: { lexical: state.weightLexical, vector: state.weightVector }, topRankBonus: state.topRankBonus },
+    touched: state.touch,
     now,
     previous,
     evidence,

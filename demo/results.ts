@@ -21,6 +21,8 @@ export interface RenderContext {
   /** The search's query lists (`trace.queries`): `explain.lists.ranks` has one rank per list, in this order. */
   queries: readonly TraceQuery[];
   options: Pick<SearchOptions, 'fusion' | 'rrfK' | 'weights' | 'topRankBonus'>;
+  /** The search recorded an access on each hit (`touch`): `memory.accessCount` includes it. */
+  touched: boolean;
   now: number;
   previous: Ranking | null;
   /** LoCoMo evidence ids for the current question, if any. */
@@ -233,7 +235,9 @@ function hitCard(hit: Hit, rank: number, scale: number, ctx: RenderContext, prev
         ctx.evidence.has(hit.id) && h('span', { class: 'badge evidence', title: 'LoCoMo evidence for this question' }, '✓ evidence'),
         m.core && h('span', { class: 'badge core', title: 'a core memory: used often, stable, in several sessions (recency never falls below the core floor)' }, '◆ core'),
         associativeBadge(hit, hits),
-        e.cold && h('span', { class: 'badge cold', title: 'this memory was cold (recency at its floor for 7 days or more); being retrieved made it hot again' }, 'was cold'),
+        // Only when this search recorded the access (so it is hot again) and the memory had been retrieved before: a
+        // memory never retrieved since its (old) date, as every sample memory is, is only old, and its age is shown.
+        ctx.touched && e.cold && m.accessCount > 1 && h('span', { class: 'badge cold', title: 'this memory had been retrieved before, then went cold (recency at its floor for 7 days or more); being retrieved made it hot again' }, 'was cold'),
       ),
       scoreBar(hit, scale, ctx.options),
       h('div', { class: 'hit-foot' }, explainList(hit, ctx.options.fusion, ctx.queries), actionButtons(m, ctx.actions)),

@@ -30,7 +30,10 @@ export const ErrorCode = {
   LOCKED: 'LOCKED',
   /** `encryption` was given for a database that exists unencrypted (or `changePassphrase` on one): see docs/worker.md. */
   NOT_ENCRYPTED: 'NOT_ENCRYPTED',
-  /** The database file is open in another process (engram/node's `openNodeStore` holds it until `close()`). */
+  /**
+   * The database file is open in another process, or in a store of this one not closed yet (engram/node's
+   * `openNodeStore` holds it until `close()`): `details.holder` is `'another process'` or `'this process'`.
+   */
   STORE_LOCKED: 'STORE_LOCKED',
   /** Sync storage did not answer or refused a request (docs/sync.md); entries stay queued and go on the next sync. */
   SYNC_FAILED: 'SYNC_FAILED',

@@ -17,7 +17,10 @@
  * leader's private key, and only when its current leader left (said `leaving`) or failed a liveness check on their
  * pair channel: a script running the whole protocol is not followed while the real leader lives. For an encrypted
  * database the join and the welcome each carry an HMAC under a key derived from the data key (`GroupOptions.auth`),
- * so only a tab that holds the data key is served or followed. A plain database has no such secret: any script
+ * so only a tab that holds the data key is served or followed; the leader's announcements carry a dated one too, so a
+ * follower ignores forged ones before any costly step. Every rate is spent only after the proof: a leader answers
+ * `who` once per window, takes joins of new followers at a shared rate and each joined one's at its own, and a
+ * follower asks at most a few announced leaders a second. A plain database has no such secret: any script
  * of the origin can join and call the Memory API, as it could by opening the database itself, and a tab that has
  * no leader yet (opening, or its leader left) follows whichever welcomes it first; answers are shape-checked
  * against the method table, not trusted further.
@@ -36,7 +39,8 @@ import type { Host } from './host.js';
 type GroupMessage =
   /** A worker looking for the leader: the leader announces itself again. */
   | { t: 'who' }
-  | { t: 'leader'; id: string; key: Uint8Array }
+  /** `at` and `proof`: for an encrypted database, when it was signed (epoch ms) and the leader's HMAC (`announceInput`). */
+  | { t: 'leader'; id: string; key: Uint8Array; at?: number; proof?: Uint8Array }
   /**
    * A follower's public key, for the leader of id `to`: it opens their pair channel and welcomes it there. `proof`:
    * for an encrypted database, the follower's HMAC over both keys (see `proofInput`).
@@ -77,6 +81,8 @@ interface Peer {
   lastUsed: number;
   /** Its calls this leader is running: a peer with any is never evicted. */
   busy: number;
+  /** Its joins this leader takes again (a re-join, or the same join replayed by a script reading the group channel). */
+  joins: Bucket;
 }
 
 export interface GroupOptions {
@@ -103,8 +109,20 @@ export interface GroupOptions {
 const MAX_PEERS = 64;
 /** Leaders a follower is waiting to be welcomed by at once (more means someone is posting forged announcements). */
 const MAX_CANDIDATES = 4;
-/** Joins a leader takes per second, and at once: a flood of joins is dropped and counted, not served. */
+/**
+ * Joins from new followers a leader takes per second, and at once, counted after the proof (encrypted database), so
+ * a script without the key cannot spend them: past the rate a join is dropped and counted, not served.
+ */
 const JOINS_PER_SECOND = 16;
+/** Joins of one follower already joined (its retries, or replays of its join) a leader takes per second, and at once. */
+const PEER_JOINS_PER_SECOND = 1;
+const PEER_JOINS_AT_ONCE = 4;
+/** A leader announces itself at most once per this (a flood of `who` gets one answer per window). */
+const ANNOUNCE_MS = 250;
+/** A signed announcement (encrypted database) older than this is refused: replaying a departed leader's does nothing. */
+const ANNOUNCE_FRESH_MS = 10_000;
+/** Announced leaders a follower asks to join per second, and at once, after the proof: forged announcements are dropped and counted. */
+const CANDIDATES_PER_SECOND = 4;
 /** A follower not yet welcomed repeats its join this often (a join may have been dropped), this many times. */
 const JOIN_RETRY_MS = 1000;
 const JOIN_RETRIES = 10;
@@ -141,9 +159,14 @@ class Member implements Host {
   private pings = 0;
   /** The tab proof key (GroupOptions.auth), asked once. */
   private authKey: Promise<CryptoKey | null> | null = null;
-  /** Joins this leader may still take now (refilled at JOINS_PER_SECOND). */
-  private joinTokens = JOINS_PER_SECOND;
-  private joinRefill = 0;
+  /** Joins from new followers this leader takes, and announced leaders this follower asks to join. */
+  private readonly newJoins = new Bucket(JOINS_PER_SECOND, JOINS_PER_SECOND);
+  private readonly newCandidates = new Bucket(CANDIDATES_PER_SECOND, CANDIDATES_PER_SECOND);
+  /** As leader: when it last announced itself, and the announcement waiting for the end of that window. */
+  private announcedAt = -Infinity;
+  private announceTimer: ReturnType<typeof setTimeout> | undefined;
+  /** As follower: a `who` to post once a dropped announcement's tokens are back. */
+  private askAgainTimer: ReturnType<typeof setTimeout> | undefined;
   /** As leader: answers given or being given, by follower key then sequence number (most recent last). */
   private readonly answers = new Map<string, Map<number, Promise<Done>>>();
   private takeoverFailures = 0;
@@ -267,6 +290,8 @@ class Member implements Host {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
+    clearTimeout(this.announceTimer);
+    clearTimeout(this.askAgainTimer);
     this.rejectPending(closedError());
     try {
       if (this.host) {
@@ -348,8 +373,35 @@ class Member implements Host {
       clearTimeout(call.timer);
       this.host.call(call.method, call.args, call.onProgress, call.sentTo !== null).then((value) => call.resolve(this.withCount(call.method, value)), call.reject);
     }
-    this.post(this.group, { t: 'leader', id: this.id, key: this.keys.publicRaw } satisfies GroupMessage);
+    this.announce();
     this.onLeader();
+  }
+
+  /** Leader: announces itself on the group channel now, or at the end of the current ANNOUNCE_MS window. */
+  private announce(): void {
+    if (this.announceTimer !== undefined) return;
+    const wait = this.announcedAt + ANNOUNCE_MS - performance.now();
+    if (wait > 0) {
+      this.announceTimer = setTimeout(() => {
+        this.announceTimer = undefined;
+        this.announce();
+      }, wait);
+      return;
+    }
+    this.announcedAt = performance.now();
+    void this.announcement().then(
+      (message) => {
+        if (this.host && !this.closed) this.post(this.group, message);
+      },
+      () => this.rejected++, // no proof key any more: nothing to announce
+    );
+  }
+
+  private async announcement(): Promise<GroupMessage> {
+    const proofKey = await this.auth();
+    if (!proofKey) return { t: 'leader', id: this.id, key: this.keys.publicRaw };
+    const at = Date.now();
+    return { t: 'leader', id: this.id, key: this.keys.publicRaw, at, proof: await sign(proofKey, announceInput(this.lockName, this.id, this.keys.publicRaw, at)) };
   }
 
   private fail(error: unknown): void {
@@ -439,10 +491,10 @@ class Member implements Host {
     }
     switch (data.t) {
       case 'who':
-        if (this.host) this.post(this.group, { t: 'leader', id: this.id, key: this.keys.publicRaw } satisfies GroupMessage);
+        if (this.host) this.announce();
         return;
       case 'leader':
-        if (!this.host && data.id !== this.leader?.id && !this.candidates.has(candidateKey(data.id, data.key))) void this.askToJoin(data.id, data.key);
+        if (!this.host && data.id !== this.leader?.id && !this.candidates.has(candidateKey(data.id, data.key))) void this.askToJoin(data);
         return;
       case 'join':
         // A join for another leader (an impostor's, or one that left) is not this one's to count.
@@ -450,13 +502,12 @@ class Member implements Host {
     }
   }
 
-  /** Follower: opens the pair channel with an announced leader and asks to join; it counts only once welcomed. */
-  private async askToJoin(leaderId: string, leaderKey: Uint8Array): Promise<void> {
-    const name = await pairName(this.lockName, this.keys, leaderKey).catch(() => null);
-    if (name === null) {
-      this.rejected++; // not a key on the curve
-      return;
-    }
+  /**
+   * Follower: opens the pair channel with an announced leader and asks to join; it counts only once welcomed. An
+   * encrypted database's announcement must carry a fresh proof, checked before anything costly; the announcements
+   * left are taken at CANDIDATES_PER_SECOND.
+   */
+  private async askToJoin({ id: leaderId, key: leaderKey, at, proof: announced }: Extract<GroupMessage, { t: 'leader' }>): Promise<void> {
     let proofKey: CryptoKey | null;
     try {
       proofKey = await this.auth();
@@ -464,7 +515,25 @@ class Member implements Host {
       this.fail(error); // this tab cannot join: no key, or not the database's
       return;
     }
+    if (proofKey) {
+      const fresh = at !== undefined && Math.abs(Date.now() - at) <= ANNOUNCE_FRESH_MS;
+      if (!fresh || !announced || !(await verify(proofKey, announceInput(this.lockName, leaderId, leaderKey, at), announced))) {
+        this.rejected++;
+        return;
+      }
+    }
     const candidate = candidateKey(leaderId, leaderKey);
+    if (this.closed || this.host || this.candidates.has(candidate) || this.leader?.id === leaderId) return;
+    if (!this.newCandidates.take()) {
+      this.rejected++;
+      this.askAgainLater();
+      return;
+    }
+    const name = await pairName(this.lockName, this.keys, leaderKey).catch(() => null);
+    if (name === null) {
+      this.rejected++; // not a key on the curve
+      return;
+    }
     if (this.closed || this.host || this.candidates.has(candidate) || this.leader?.id === leaderId) return;
     const proof = proofKey && (await sign(proofKey, proofInput('join', this.lockName, leaderId, this.keys.publicRaw, leaderKey)));
     if (this.closed || this.host || this.candidates.has(candidate)) return;
@@ -488,18 +557,25 @@ class Member implements Host {
     }, JOIN_RETRY_MS);
   }
 
-  /** Leader: opens (or reuses) the pair channel with a follower and welcomes it there. */
+  /**
+   * A dropped announcement may have been the real leader's: once a token is back, ask again (one `who`, which the
+   * leader answers once per window).
+   */
+  private askAgainLater(): void {
+    if (this.askAgainTimer !== undefined) return;
+    this.askAgainTimer = setTimeout(() => {
+      this.askAgainTimer = undefined;
+      if (!this.closed && !this.host) this.post(this.group, { t: 'who' });
+    }, 1000 / CANDIDATES_PER_SECOND);
+  }
+
+  /**
+   * Leader: opens (or reuses) the pair channel with a follower and welcomes it there. Refused joins are counted:
+   * without a valid proof (encrypted database), past the rate, not a key on the curve, or with no room. The proof is
+   * checked first, so the rates are spent only by joins that hold the key: new followers share JOINS_PER_SECOND,
+   * and each joined one has its own.
+   */
   private async welcome(followerKey: Uint8Array, proof: Uint8Array | undefined): Promise<void> {
-    // Refused joins are counted: past the rate, without a valid proof (encrypted database), or with no room.
-    if (!this.takeJoin()) {
-      this.rejected++;
-      return;
-    }
-    const name = await pairName(this.lockName, this.keys, followerKey).catch(() => null);
-    if (name === null) {
-      this.rejected++;
-      return;
-    }
     const proofKey = await this.auth();
     if (proofKey && !(proof && (await verify(proofKey, proofInput('join', this.lockName, this.id, followerKey, this.keys.publicRaw), proof)))) {
       this.rejected++;
@@ -508,32 +584,38 @@ class Member implements Host {
     if (this.closed || !this.host) return;
     const peerId = bytesToBase64Url(followerKey);
     let peer = this.peers.get(peerId);
-    if (!peer) {
-      if (this.peers.size >= MAX_PEERS && !this.evictIdlestPeer()) {
-        this.rejected++;
-        return;
-      }
-      const channel = new BroadcastChannel(name);
-      const opened: Peer = { channel, key: followerKey, lastUsed: performance.now(), busy: 0 };
-      channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromFollower(peerId, opened, event.data));
-      channel.onmessageerror = () => this.rejected++;
-      this.peers.set(peerId, opened);
-      peer = opened;
+    if (!(peer ? peer.joins.take() : this.newJoins.take())) {
+      this.rejected++;
+      return;
     }
+    peer ??= await this.openPeer(peerId, followerKey);
+    if (!peer || this.closed || !this.host) return;
     peer.lastUsed = performance.now();
     const welcomeProof = proofKey && (await sign(proofKey, proofInput('welcome', this.lockName, this.id, followerKey, this.keys.publicRaw)));
     this.post(peer.channel, { t: 'welcome', id: this.id, ...(welcomeProof ? { proof: welcomeProof } : {}) } satisfies FromLeader);
     if (this.host.locked) this.post(peer.channel, { t: 'locked' } satisfies FromLeader);
   }
 
-  /** A token bucket: JOINS_PER_SECOND joins a second, as many at once. */
-  private takeJoin(): boolean {
-    const now = performance.now();
-    this.joinTokens = Math.min(JOINS_PER_SECOND, this.joinTokens + ((now - this.joinRefill) / 1000) * JOINS_PER_SECOND);
-    this.joinRefill = now;
-    if (this.joinTokens < 1) return false;
-    this.joinTokens--;
-    return true;
+  /** Leader: the pair channel with a new follower (or the one a concurrent join opened meanwhile); undefined when refused. */
+  private async openPeer(peerId: string, followerKey: Uint8Array): Promise<Peer | undefined> {
+    const name = await pairName(this.lockName, this.keys, followerKey).catch(() => null);
+    if (name === null) {
+      this.rejected++; // not a key on the curve
+      return undefined;
+    }
+    if (this.closed || !this.host) return undefined;
+    const joined = this.peers.get(peerId);
+    if (joined) return joined;
+    if (this.peers.size >= MAX_PEERS && !this.evictIdlestPeer()) {
+      this.rejected++;
+      return undefined;
+    }
+    const channel = new BroadcastChannel(name);
+    const peer: Peer = { channel, key: followerKey, lastUsed: performance.now(), busy: 0, joins: new Bucket(PEER_JOINS_PER_SECOND, PEER_JOINS_AT_ONCE) };
+    channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromFollower(peerId, peer, event.data));
+    channel.onmessageerror = () => this.rejected++;
+    this.peers.set(peerId, peer);
+    return peer;
   }
 
   /**
@@ -791,6 +873,37 @@ function verify(key: CryptoKey, input: Uint8Array<ArrayBuffer>, proof: Uint8Arra
   return crypto.subtle.verify('HMAC', key, proof as Uint8Array<ArrayBuffer>, input).catch(() => false);
 }
 
+/** What a leader's announcement proof signs (encrypted database): the lock, its id, when, and its public key. */
+function announceInput(lockName: string, leaderId: string, leaderKey: Uint8Array, at: number): Uint8Array<ArrayBuffer> {
+  const label = new TextEncoder().encode(`engram tab proof\0leader\0${lockName}\0${leaderId}\0${at}\0`);
+  const input = new Uint8Array(label.length + leaderKey.length);
+  input.set(label);
+  input.set(leaderKey, label.length);
+  return input;
+}
+
+/** A token bucket: `perSecond` a second, at most `burst` at once. */
+class Bucket {
+  private tokens: number;
+  private refilledAt = performance.now();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+  ) {
+    this.tokens = burst;
+  }
+
+  take(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
+    this.refilledAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens--;
+    return true;
+  }
+}
+
 function candidateKey(leaderId: string, leaderKey: Uint8Array): string {
   return `${leaderId} ${bytesToBase64Url(leaderKey)}`;
 }
@@ -815,7 +928,7 @@ function isGroupMessage(data: unknown): data is GroupMessage {
     case 'who':
       return true;
     case 'leader':
-      return isId(data.id) && isKey(data.key);
+      return isId(data.id) && isKey(data.key) && isProof(data.proof) && (data.at === undefined || Number.isSafeInteger(data.at));
     case 'join':
       return isId(data.to) && isKey(data.key) && isProof(data.proof);
     default:

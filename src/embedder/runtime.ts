@@ -76,6 +76,35 @@ function browserOrt(wasmPaths: WasmPaths | undefined): Promise<OrtWeb> {
 }
 
 /**
+ * Node: the ONNX Runtime transformers.js runs on, chosen once, before transformers.js is first imported.
+ * onnxruntime-node (native) when it loads; otherwise (an app replaced it through npm `overrides` to leave out its
+ * 288 MB, or its binary does not load here) onnxruntime-web's WASM build for Node, handed to transformers.js through
+ * its own hook, `globalThis[Symbol.for('onnxruntime')]`: the same vectors, embedded more slowly (docs/embedder.md).
+ */
+type NodeOrt = { kind: 'native' } | { kind: 'wasm'; env: { wasm: { wasmPaths?: unknown } }; wasmFolder: string };
+let nodeOrt: NodeOrt | undefined;
+
+function chooseNodeOrt(): NodeOrt {
+  if (nodeOrt) return nodeOrt;
+  const runtime = globalThis.process as { getBuiltinModule?: (id: string) => unknown };
+  const { createRequire } = runtime.getBuiltinModule?.('node:module') as typeof import('node:module');
+  const here = createRequire(import.meta.url);
+  // Resolved from transformers.js's folder, as transformers.js requires it.
+  const fromTransformers = createRequire(here.resolve('@huggingface/transformers'));
+  let native: unknown = null;
+  try {
+    native = fromTransformers('onnxruntime-node');
+  } catch {
+    // not installed, or its binary does not load: WASM below
+  }
+  if (typeof (native as { listSupportedBackends?: unknown } | null)?.listSupportedBackends === 'function') return (nodeOrt = { kind: 'native' });
+  const entry = here.resolve('onnxruntime-web');
+  const ort = here('onnxruntime-web') as { env: { wasm: { wasmPaths?: unknown } } };
+  (globalThis as Record<symbol, unknown>)[Symbol.for('onnxruntime')] = ort;
+  return (nodeOrt = { kind: 'wasm', env: ort.env, wasmFolder: entry.slice(0, Math.max(entry.lastIndexOf('/'), entry.lastIndexOf('\\')) + 1) });
+}
+
+/**
  * transformers.js keeps where to look for models in its global `env`. Loads run one at a time, each with its own
  * settings, and put back what was there, so two embedders (or the app's own transformers.js use) never mix paths.
  */
@@ -143,8 +172,10 @@ const PROBE_TEXT = 'engram warm-up';
 
 export function loadModel(request: LoadRequest): Promise<LoadedModel> {
   return serialised(async () => {
+    const ortInNode = IS_NODE ? chooseNodeOrt() : undefined;
     const transformers = await import('@huggingface/transformers');
-    // After transformers.js: importing it is what sets the CDN paths.
+    // After transformers.js: importing it is what sets the CDN paths (in Node too, for the WASM build).
+    if (ortInNode?.kind === 'wasm') ortInNode.env.wasm.wasmPaths = ortInNode.wasmFolder;
     const web = IS_NODE ? undefined : await browserOrt(request.wasmPaths);
     const { env } = transformers;
     const saved = { ...env };
@@ -159,7 +190,8 @@ export function loadModel(request: LoadRequest): Promise<LoadedModel> {
     }
     const load = () =>
       transformers.pipeline('feature-extraction', request.model, {
-        device: request.device,
+        // Through the hook transformers.js names no device of its own: 'auto' lets ONNX Runtime take its WASM backend.
+        device: ortInNode?.kind === 'wasm' ? 'auto' : request.device,
         dtype: request.dtype,
         ...(request.revision ? { revision: request.revision } : {}),
         ...(request.onProgress ? { progress_callback: request.onProgress as (info: unknown) => void } : {}),

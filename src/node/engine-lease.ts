@@ -56,18 +56,18 @@ export class EngineLease {
   }
 
   /**
-   * Runs `body` on the open engine, opening it first when needed. `writes`: the call may add memories or change
+   * Runs `body` on the open engine (and its store, for engram-mcp's own meta: the trash), opening it first when needed. `writes`: the call may add memories or change
    * their text or tags (the lexical snapshot is then saved on release). Resolves after the body: a write is
    * acknowledged once committed.
    */
-  use<T>(body: (engine: Engine) => Promise<T>, { writes = false } = {}): Promise<T> {
+  use<T>(body: (engine: Engine, store: Store) => Promise<T>, { writes = false } = {}): Promise<T> {
     return this.serial(async () => {
       if (this.ended) throw new EngramError(ErrorCode.CLOSED, 'the server is shutting down');
       clearTimeout(this.idleTimer);
       if (this.engine && Date.now() - this.openedAt >= this.maxHoldMs) await this.release();
       const engine = this.engine ?? (await this.acquire());
       try {
-        return await body(engine);
+        return await body(engine, this.store!);
       } finally {
         if (writes) this.changed = true;
         this.idleTimer = setTimeout(() => void this.serial(() => this.release()).catch((error) => this.options.onError?.(error)), this.idleMs);

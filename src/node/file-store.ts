@@ -2,8 +2,8 @@
  * Engram's SQLite store on a file, for Node: the browser's schema, statements and loading code
  * (store/sqlite-store.ts) on better-sqlite3, an optional peer dependency loaded only when a file is opened.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { chmodSync, closeSync, mkdirSync, openSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import type { RowReader, SqlConnection, SqlValue } from '../store/sql-connection.js';
@@ -12,7 +12,10 @@ import { PAGE_SIZE, SqliteStore } from '../store/sqlite-store.js';
 import type { Store } from '../store/store.js';
 
 export interface NodeStoreOptions {
-  /** The database file (created, with its directory, when missing). */
+  /**
+   * The database file (created, with its directory, when missing). It holds the memories in clear, so the folder it
+   * creates is 0700 and the database, its journal and its WAL are 0600, whatever the umask.
+   */
   path: string;
   /**
    * How long to wait for another process holding the file to close it before failing with STORE_LOCKED.
@@ -28,7 +31,8 @@ type Database = BetterSqlite3.Database;
 /**
  * Opens (creating or migrating) the Engram database at `path`. One process at a time: the connection holds SQLite's
  * exclusive lock until `close()`, because each engine keeps the memories in memory and writes whole records, so two
- * writers would overwrite each other's changes. Another process gets STORE_LOCKED (after `lockTimeoutMs`).
+ * writers would overwrite each other's changes. Another process gets STORE_LOCKED (after `lockTimeoutMs`), and so does a
+ * second open in this process while the first is open (its message says so).
  *
  * @example
  * const engine = await createEngine({ store: await openNodeStore({ path: 'data/memories.sqlite3' }), embedder: await createEmbedder() });
@@ -42,10 +46,22 @@ export async function openNodeStore(options: NodeStoreOptions): Promise<Store> {
   if (!Number.isFinite(timeout) || timeout < 0) throw invalidInput(`openNodeStore: lockTimeoutMs must be a number ≥ 0, got ${timeout}`);
   const path = resolve(options.path);
   const Driver = await loadDriver();
+  let held: string | undefined;
   const connect = async (): Promise<SqlConnection> => {
     let db: Database | undefined;
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      if (held === undefined) {
+        // By the real path: two spellings of one file are one file. Checked before SQLite, whose refusal would name another process.
+        const real = join(realpathSync(dirname(path)), basename(path));
+        if (openHere.has(real)) {
+          throw new EngramError(ErrorCode.STORE_LOCKED, `database file "${path}" is already open in this process: close the store opened on it first, or share its engine`, {
+            details: { path, holder: 'this process' },
+          });
+        }
+        openHere.add((held = real));
+      }
+      createPrivate(path);
       db = new Driver(path, { timeout });
       // Held from the first read until close: no other connection reads or writes meanwhile.
       db.pragma('locking_mode = EXCLUSIVE');
@@ -56,17 +72,70 @@ export async function openNodeStore(options: NodeStoreOptions): Promise<Store> {
       // lives in the process's memory (no -shm file).
       db.pragma('journal_mode = WAL');
       db.pragma('secure_delete = ON');
+      // A file an earlier Engram created readable by others (0644), or left behind: SQLite gives a new journal or
+      // WAL the database's own mode.
+      for (const file of [path, `${path}-journal`, `${path}-wal`]) makePrivate(file);
       return connection;
     } catch (error) {
       db?.close();
       throw openError(error, path);
     }
   };
-  return new SqliteStore(await connect(), {
+  let connection: SqlConnection;
+  try {
+    connection = await connect();
+  } catch (error) {
+    if (held !== undefined) openHere.delete(held);
+    throw error;
+  }
+  // Once: after this store closed, the path may be another store's.
+  let release = () => {
+    release = () => undefined;
+    if (held !== undefined) openHere.delete(held);
+  };
+  return new FileStore(connection, () => release(), {
     kind: 'file',
     reconnect: connect,
     failure: (error) => (sqliteCode(error) === 'SQLITE_FULL' ? 'quota' : sqliteCode(error)?.startsWith('SQLITE_IOERR') ? 'io' : null),
   });
+}
+
+/** Database files open in this process, by real path (released on close). */
+const openHere = new Set<string>();
+
+/** The SQLite store that frees its path for another open in this process once closed. */
+class FileStore extends SqliteStore {
+  constructor(connection: SqlConnection, private readonly release: () => void, setup: ConstructorParameters<typeof SqliteStore>[1]) {
+    super(connection, setup);
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.release();
+    }
+  }
+}
+
+/** Creates the database file 0600 before SQLite does (SQLite would make it 0644 less the umask). */
+function createPrivate(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/** Takes group and other permissions off `file` when it exists; a file someone else owns is left as it is. */
+function makePrivate(file: string): void {
+  try {
+    const { mode } = statSync(file);
+    if ((mode & 0o077) !== 0) chmodSync(file, mode & 0o700);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'EPERM') throw error;
+  }
 }
 
 async function loadDriver(): Promise<typeof BetterSqlite3> {
@@ -86,7 +155,7 @@ function openError(error: unknown, path: string): EngramError {
   if (error instanceof EngramError) return error;
   const code = sqliteCode(error);
   if (code?.startsWith('SQLITE_BUSY') || code?.startsWith('SQLITE_LOCKED')) {
-    return new EngramError(ErrorCode.STORE_LOCKED, `database file "${path}" is open in another process; close it there first`, { cause: error });
+    return new EngramError(ErrorCode.STORE_LOCKED, `database file "${path}" is open in another process; close it there first`, { cause: error, details: { path, holder: 'another process' } });
   }
   if (code === 'SQLITE_FULL') return new EngramError(ErrorCode.QUOTA_EXCEEDED, `cannot open "${path}": the disk is full`, { cause: error });
   return toEngramError(error, ErrorCode.STORE_FAILED, `cannot open database file "${path}"`);

@@ -95,6 +95,10 @@ test('a user loads the sample, tunes the ranking, pins a hit, and finds it all a
   expect(await page.locator('#trace tbody tr').count()).toBeGreaterThanOrEqual(7);
   expect(await page.textContent('#context-meter')).toMatch(/\d+ of 2000 tokens/);
   await page.screenshot({ path: `${SHOTS}/demo-1280x800.png` });
+  // The inspect pane leads with what Engram is for: how the search ranked, then what it hands a model.
+  expect(await page.$$eval('aside.inspect > section', (sections) => sections.map((el) => el.id || el.getAttribute('aria-labelledby')))).toEqual(['trace-heading', 'context-heading', 'conversation', 'replay']);
+  // No stale badge: the sample's memories were never retrieved, and the demo's searches record no access (touch off).
+  expect(await page.locator('#hits .badge.cold').count()).toBe(0);
 
   // A one-day half-life with a raw curve (α = 1): recent memories take over.
   await page.locator('#opt-halfLifeDays').focus();

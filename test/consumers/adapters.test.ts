@@ -45,7 +45,7 @@ describe('engram-mcp from the packed tarball, driven by @modelcontextprotocol/sd
     const result = lastJson<{ tools: string[]; remembered: string; context: string; mode: string; explain: { vecRank: number | null }; twoServers: { ids: string[]; recent: string[] } }>(
       await sh('node', ['index.js', 'which flowers does grandma like?'], app, { ENGRAM_DB: 'consumer.sqlite3' }),
     );
-    expect(result.tools.sort()).toEqual(['forget', 'pin', 'recall', 'remember', 'timeline', 'why']);
+    expect(result.tools.sort()).toEqual(['forget', 'forgotten', 'pin', 'recall', 'remember', 'restore', 'timeline', 'why']);
     expect(result.context).toMatch(/^\[\d{4}-\d{2}-\d{2}\] Grandma likes tulips and orchids in her garden$/);
     // The built-in model answered from the installed package: hybrid, with a vector rank.
     expect(result.mode).toBe('hybrid');

@@ -94,6 +94,8 @@ export async function claimAndInstall(name: string, appsDir: string, tarball: ()
     cpSync(await tarball(), join(dir, 'engram.tgz'));
     await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], dir, {
       npm_config_better_sqlite3_local_prebuilds: prebuilds,
+      // As the README says for an npm without allowScripts (the examples' package.json denies the script to the others).
+      ONNXRUNTIME_NODE_INSTALL: 'skip',
     });
   } catch (error) {
     result = { error: error instanceof Error ? error.message : String(error) };

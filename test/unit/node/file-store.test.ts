@@ -1,8 +1,8 @@
 /** The Node file store: the shared store spec on a real file, and two real processes on one file. */
 import { fork } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isEngramError } from '../../../src/errors.js';
 import { createEngine, openNodeStore } from '../../../src/node.js';
@@ -91,12 +91,64 @@ describe('openNodeStore', () => {
     expect(existsSync(path)).toBe(false);
   });
 
-  it('in one process, a second open of an open file is STORE_LOCKED too; after close it opens', async () => {
+  it('in one process, a second open of an open file (by any spelling) is STORE_LOCKED saying so; after close it opens', async () => {
     const path = freshPath();
     const first = await openNodeStore({ path });
-    const error = await openNodeStore({ path }).catch((e: unknown) => e);
-    expect(isEngramError(error, 'STORE_LOCKED')).toBe(true);
+    const link = join(dir, `link-${files}`);
+    symlinkSync(dirname(path), link);
+    for (const again of [path, join(link, 'memories.sqlite3'), join(dirname(path), '.', 'memories.sqlite3')]) {
+      const error = await openNodeStore({ path: again }).catch((e: unknown) => e);
+      expect(isEngramError(error, 'STORE_LOCKED')).toBe(true);
+      expect((error as Error).message).toContain('already open in this process');
+      expect((error as { details?: unknown }).details).toMatchObject({ holder: 'this process' });
+    }
     await first.close();
+    await first.close(); // a second close does not free the path of the next store
+    const second = await openNodeStore({ path });
+    await expect(openNodeStore({ path })).rejects.toMatchObject({ code: 'STORE_LOCKED' });
+    await second.close();
     await (await openNodeStore({ path })).close();
+  });
+});
+
+describe('file permissions: the memories are in clear, so only the owner reads them', () => {
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  it('with umask 0: the folder it creates is 0700; the database, its WAL and every other file in it 0600, open and after close', async () => {
+    const previous = process.umask(0);
+    try {
+      const path = freshPath();
+      const engine = await createEngine({ store: await openNodeStore({ path }) });
+      for (let i = 0; i < 20; i++) await engine.add({ text: `private note ${i}` });
+      expect(modeOf(dirname(path))).toBe(0o700);
+      expect(existsSync(`${path}-wal`)).toBe(true);
+      const files = readdirSync(dirname(path));
+      expect(files).toContain('memories.sqlite3-wal');
+      for (const file of files) expect([file, modeOf(join(dirname(path), file))]).toEqual([file, 0o600]);
+      await engine.close();
+      for (const file of readdirSync(dirname(path))) expect([file, modeOf(join(dirname(path), file))]).toEqual([file, 0o600]);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('a database an earlier version left readable by others (0644) is made 0600 when opened, and its new WAL too', async () => {
+    const path = freshPath();
+    await (await openNodeStore({ path })).close();
+    chmodSync(path, 0o644);
+    const engine = await createEngine({ store: await openNodeStore({ path }) });
+    await engine.add({ text: 'written after the fix' });
+    expect(modeOf(path)).toBe(0o600);
+    expect(modeOf(`${path}-wal`)).toBe(0o600);
+    await engine.close();
+  });
+
+  it('an existing folder keeps its mode (it may be a home or a shared data folder)', async () => {
+    const folder = join(dir, `shared-${++files}`);
+    await (await openNodeStore({ path: join(folder, 'first.sqlite3') })).close();
+    chmodSync(folder, 0o755);
+    await (await openNodeStore({ path: join(folder, 'second.sqlite3') })).close();
+    expect(modeOf(folder)).toBe(0o755);
+    expect(modeOf(join(folder, 'second.sqlite3'))).toBe(0o600);
   });
 });

@@ -3,7 +3,9 @@
  * SIGKILL and a restart; two servers on one file (one of them killed mid-way) lose no acknowledged write and leave a
  * file that passes SQLite's integrity check.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -61,7 +63,7 @@ describe('engram-mcp over stdio', () => {
   it('remembers, is killed, restarts and recalls; pin, timeline, why, forget and the resources', async () => {
     const path = join(dir, 'restart', 'memories.sqlite3');
     const first = await start(path);
-    expect((await first.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['forget', 'pin', 'recall', 'remember', 'timeline', 'why']);
+    expect((await first.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['forget', 'forgotten', 'pin', 'recall', 'remember', 'restore', 'timeline', 'why']);
     const grandma = (await ok<{ id: string }>(first, 'remember', { text: 'Grandma likes tulips and orchids in her garden', tags: ['family'] })).id;
     const staging = (await ok<{ id: string }>(first, 'remember', { text: 'The staging server moved to eu-west-2 in March', project: 'infra' })).id;
     await kill(first);
@@ -100,7 +102,8 @@ describe('engram-mcp over stdio', () => {
     expect(unknown.isError).toBe(true);
     expect(text(unknown)).toMatch(/^NOT_FOUND: /);
 
-    expect(await ok(second, 'forget', { ids: [grandma, 'no-such-memory'] })).toEqual({ removed: 1 });
+    expect(await ok(second, 'forget', { ids: [grandma, 'no-such-memory'] })).toEqual({ removed: 1, restorableDays: 30 });
+    expect((await ok<{ id: string }[]>(second, 'forgotten', {})).map((m) => m.id)).toEqual([grandma]);
     await second.client.close();
 
     // A clean close released the file: another process opens it and finds what the server left.
@@ -175,4 +178,110 @@ describe('engram-mcp over stdio', () => {
     expect((await waiting).isError).toBeFalsy();
     await server.client.close();
   }, 60_000);
+});
+
+/** engram-mcp run as a command (--forgotten, --restore): its JSON on stdout and its exit code. */
+async function command(path: string, ...flags: string[]): Promise<{ code: number; out: unknown; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', CLI, '--db', path, ...flags]);
+    return { code: 0, out: JSON.parse(stdout), stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, out: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('engram-mcp confined: --project, --scope, --read-only', () => {
+  it('--project infra --scope shared: reads only that project and scope, stamps its writes, and cannot reach the rest by id', async () => {
+    const path = join(dir, 'confined', 'memories.sqlite3');
+    const open = await start(path, '--no-model');
+    const theatre = (await ok<{ id: string }>(open, 'remember', { text: 'Staging of the theatre play is hosted at the Old Vic', project: 'theatre' })).id;
+    const personal = (await ok<{ id: string }>(open, 'remember', { text: 'The staging server password hint is in my notebook', project: 'infra' })).id;
+    await open.client.close();
+
+    const infra = await start(path, '--no-model', '--project', 'infra', '--scope', 'shared');
+    const staging = (await ok<{ id: string }>(infra, 'remember', { text: 'The staging server is hosted in eu-west-2', tags: ['hosting'] })).id;
+    // A boost would still return the theatre note for this query; the confinement does not.
+    const hits = (await ok<Recalled>(infra, 'recall', { query: 'where is staging hosted?', k: 10 }, 1)).hits.map((hit) => hit.id);
+    expect(hits).toEqual([staging]);
+    // Not even by naming another project in the filter, or writing to one.
+    const across = await call(infra, 'recall', { query: 'staging', filter: { projects: ['theatre'] } });
+    expect(across.isError).toBe(true);
+    expect(text(across)).toMatch(/^INVALID_INPUT: .*project "infra" only/);
+    const elsewhere = await call(infra, 'remember', { text: 'written elsewhere', project: 'theatre' });
+    expect(text(elsewhere)).toMatch(/^INVALID_INPUT: /);
+    // By id, a memory outside is as unknown as one that does not exist.
+    for (const outside of [theatre, personal]) {
+      for (const [tool, args] of [['pin', { id: outside }], ['timeline', { id: outside }], ['why', { id: outside }]] as const) {
+        const refused = await call(infra, tool, args);
+        expect([tool, text(refused)]).toEqual([tool, `NOT_FOUND: Engram: no memory with id "${outside}"`]);
+      }
+    }
+    expect(await ok(infra, 'forget', { ids: [theatre, personal] })).toMatchObject({ removed: 0 });
+    // The timeline around its own memory leaves out the others' memories.
+    expect(await ok(infra, 'timeline', { id: staging })).toMatchObject({ before: [], anchor: { id: staging }, after: [] });
+    const recent = JSON.parse(((await infra.client.readResource({ uri: 'engram://memories/recent' })).contents[0] as { text: string }).text) as { id: string; project: string }[];
+    expect(recent.map((m) => m.id)).toEqual([staging]);
+    await infra.client.close();
+
+    // What it wrote carries its project and scope; the rest is untouched.
+    const engine = await createEngine({ store: await openNodeStore({ path }) });
+    expect(await engine.get(staging)).toMatchObject({ project: 'infra', scope: 'shared', tags: ['hosting'] });
+    expect((await engine.export()).map((r) => r.id).sort()).toEqual([theatre, personal, staging].sort());
+    await engine.close();
+  }, 120_000);
+
+  it('--read-only offers no tool that writes, and a client calling one anyway changes nothing', async () => {
+    const path = join(dir, 'read-only', 'memories.sqlite3');
+    const writer = await start(path, '--no-model');
+    const id = (await ok<{ id: string }>(writer, 'remember', { text: 'The lighthouse keeper feeds the cat at six' })).id;
+    await writer.client.close();
+
+    const reader = await start(path, '--no-model', '--read-only');
+    expect((await reader.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['forgotten', 'recall', 'timeline', 'why']);
+    for (const [tool, args] of [['remember', { text: 'injected' }], ['forget', { ids: [id] }], ['pin', { id }], ['restore', { ids: [id] }]] as const) {
+      const outcome = await call(reader, tool, args).catch((error: Error) => ({ isError: true, content: [{ type: 'text', text: error.message }] }) as CallToolResult);
+      expect([tool, outcome.isError, text(outcome)]).toEqual([tool, true, expect.stringContaining(`Tool ${tool} not found`)]);
+    }
+    for (let i = 0; i < 3; i++) expect((await ok<Recalled>(reader, 'recall', { query: 'lighthouse cat' }, 1)).hits.map((hit) => hit.id)).toEqual([id]);
+    await reader.client.close();
+    const engine = await createEngine({ store: await openNodeStore({ path }) });
+    // Not even an access count: its searches leave the file as they found it.
+    expect((await engine.export()).map((r) => [r.id, r.pinned, r.accessCount])).toEqual([[id, false, 0]]);
+    await engine.close();
+  }, 120_000);
+
+  it('a bad confinement is refused at start with the usage', async () => {
+    const path = join(dir, 'bad-flags', 'memories.sqlite3');
+    for (const flags of [['--scope', 'both'], ['--project', ' '], ['--trash-days', '-1'], ['--read-only', '--restore', 'x']]) {
+      const outcome = await command(path, ...flags);
+      expect([flags, outcome.code]).toEqual([flags, 2]);
+      expect(outcome.stderr).toContain('Usage: engram-mcp');
+    }
+  }, 60_000);
+});
+
+describe('forget is recoverable', () => {
+  it('a forgotten memory leaves recall at once; the user lists and restores it from the command line, and recall finds it again', async () => {
+    const path = join(dir, 'trash', 'memories.sqlite3');
+    const server = await start(path, '--no-model', '--trash-days', '14');
+    const id = (await ok<{ id: string }>(server, 'remember', { text: 'The spare key is under the blue flowerpot', project: 'home' })).id;
+    const other = (await ok<{ id: string }>(server, 'remember', { text: 'The garage code is 4711', project: 'garage' })).id;
+    expect(await ok(server, 'forget', { ids: [id, other] })).toEqual({ removed: 2, restorableDays: 14 });
+    expect((await ok<Recalled>(server, 'recall', { query: 'spare key flowerpot' }, 1)).hits).toEqual([]);
+    await server.client.close();
+
+    const listed = await command(path, '--forgotten', '--project', 'home');
+    expect(listed.code).toBe(0);
+    expect((listed.out as { record: { id: string } }[]).map((entry) => entry.record.id)).toEqual([id]);
+    const restored = await command(path, '--restore', id, '--restore', 'not-forgotten', '--no-model');
+    expect(restored).toMatchObject({ code: 0, out: { restored: [id], notFound: ['not-forgotten'], alreadyStored: [] } });
+
+    const again = await start(path, '--no-model');
+    expect((await ok<Recalled>(again, 'recall', { query: 'spare key flowerpot' }, 1)).hits.map((hit) => hit.id)).toEqual([id]);
+    // The agent can restore too (the garage code), unless the server is read-only.
+    expect(await ok(again, 'restore', { ids: [other] })).toEqual({ restored: [other], notFound: [], alreadyStored: [] });
+    expect(await ok(again, 'forgotten', {})).toEqual([]);
+    await again.client.close();
+  }, 120_000);
 });

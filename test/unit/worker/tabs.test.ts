@@ -341,3 +341,121 @@ describe('retries', () => {
     expect(await follower.call('count', [])).toBe(1);
   });
 });
+
+describe('floods on the group channel cannot starve the tabs that hold the key', () => {
+  /** Posts `make()` on the group channel `perTick` times every 10 ms until stopped; counts them. */
+  function flood(lock: string, make: () => Promise<Record<string, unknown>> | Record<string, unknown>, perTick = 10) {
+    const group = channel(lock);
+    let posted = 0;
+    let running = true;
+    const done = (async () => {
+      while (running) {
+        for (let i = 0; i < perTick; i++) {
+          group.postMessage(await make());
+          posted++;
+        }
+        await sleep(10);
+      }
+    })();
+    return {
+      posted: () => posted,
+      stop: async () => {
+        running = false;
+        await done;
+      },
+    };
+  }
+
+  test('encrypted: a script posting joins without the key, without pause, does not keep a key holder from joining; the forged ones are counted', async () => {
+    const db = database();
+    const key = dataKey();
+    const leader = await tab(db, { auth: keyAuth(key) });
+    await leader.call('add', [[{ id: 'e-1', text: 'the vault code is 0451' }]]);
+    const to = await leaderIdOf(db.lock);
+    const keys = await Promise.all(Array.from({ length: 20 }, () => makeKeys()));
+    let n = 0;
+    const forged = flood(db.lock, () => ({ t: 'join', to, key: keys[n++ % keys.length]!.publicRaw, proof: crypto.getRandomValues(new Uint8Array(32)) }));
+    let followers: Host[];
+    let before: number;
+    try {
+      await sleep(300);
+      before = await rejectedOf(leader);
+      // Two key holders open while the flood goes on (an open not welcomed within openMs is TIMEOUT).
+      followers = await Promise.all([tab(db, { auth: keyAuth(key) }), tab(db, { auth: keyAuth(key) })]);
+      for (const follower of followers) expect(await follower.call('count', [])).toBe(1);
+    } finally {
+      await forged.stop();
+    }
+    expect(forged.posted()).toBeGreaterThan(100);
+    expect(await rejectedOf(leader)).toBeGreaterThan(before);
+  });
+
+  test('a join replayed from the group channel (it carries a valid proof) is taken at the follower’s own rate, which its real joins share harmlessly', async () => {
+    const db = database();
+    const key = dataKey();
+    const leader = await tab(db, { auth: keyAuth(key) });
+    const seen: Record<string, unknown>[] = [];
+    channel(db.lock, (data) => seen.push(data));
+    const follower = await tab(db, { auth: keyAuth(key) });
+    const join = seen.find((data) => data.t === 'join');
+    expect(join).toBeDefined();
+    const before = await rejectedOf(leader);
+    const group = channel(db.lock);
+    for (let i = 0; i < 50; i++) group.postMessage(join);
+    await sleep(300);
+    // At most PEER_JOINS_AT_ONCE of the 50 were taken; the rest were counted; the follower is served all along.
+    expect(await rejectedOf(leader)).toBeGreaterThanOrEqual(before + 46);
+    expect(await follower.call('count', [])).toBe(0);
+  });
+
+  test('a flood of `who` gets one announcement per window, not one each', async () => {
+    const db = database();
+    await tab(db);
+    const announcements: unknown[] = [];
+    channel(db.lock, (data) => data.t === 'leader' && announcements.push(data));
+    const group = channel(db.lock);
+    for (let i = 0; i < 200; i++) group.postMessage({ t: 'who' });
+    await sleep(600);
+    expect(announcements.length).toBeGreaterThan(0);
+    expect(announcements.length).toBeLessThanOrEqual(4);
+  });
+
+  test.each([
+    ['an encrypted database: refused before any join (unsigned or stale), and a new tab finds the real leader meanwhile', true],
+    ['a plain database: followed a few a second, and a new tab finds the real leader once the flood stops', false],
+  ] as const)('forged announcements, with %s', async (_, encrypted) => {
+    const db = database();
+    const key = dataKey();
+    const auth = encrypted ? keyAuth(key) : undefined;
+    await tab(db, { auth });
+    const forgedIds = new Set<string>();
+    const joinsToForged: { to: string }[] = [];
+    channel(db.lock, (data) => data.t === 'join' && forgedIds.has(data.to as string) && joinsToForged.push(data as { to: string }));
+    const announcers = await Promise.all(Array.from({ length: 10 }, () => makeKeys()));
+    let n = 0;
+    const forged = flood(db.lock, () => {
+      const id = crypto.randomUUID();
+      forgedIds.add(id);
+      // A stale date and a random tag: what a script without the key can post.
+      return { t: 'leader', id, key: announcers[n++ % announcers.length]!.publicRaw, at: Date.now() - 60_000, proof: crypto.getRandomValues(new Uint8Array(32)) };
+    }, 5);
+    let follower: Promise<Host>;
+    const began = performance.now();
+    try {
+      await sleep(200);
+      follower = tab(db, { auth });
+      follower.catch(() => undefined);
+      if (encrypted) await follower;
+      else await sleep(1500);
+    } finally {
+      await forged.stop();
+    }
+    const seconds = (performance.now() - began) / 1000;
+    expect(await (await follower).call('count', [])).toBe(0);
+    expect(forged.posted()).toBeGreaterThan(50);
+    expect(await rejectedOf(await follower)).toBeGreaterThan(0);
+    if (encrypted) expect(joinsToForged).toEqual([]);
+    // Each join a follower posts is repeated while unanswered, so a candidate may be counted more than once here.
+    else expect(new Set(joinsToForged.map((join) => join.to)).size).toBeLessThanOrEqual(4 + 4 * seconds);
+  });
+});
