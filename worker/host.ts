@@ -1,7 +1,7 @@
 import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
 import { ErrorCode, isEngramError, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
-import { deviceStatus, type EncryptionOptions, type MemorySyncOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
 import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName } from '../src/client/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { MemoryInput, Progress } from '../src/types.js';
@@ -28,18 +28,11 @@ export interface Host {
 
 export type EmbedderLoader = (options: WireEmbedderOptions, onProgress?: EmbedderOptions['onProgress']) => Promise<LocalEmbedder>;
 
-export interface HostOptions {
+/** The engine options of `MemoryOptions` (`ForwardedOptions`) come as the page gave them, nulls left out. */
+export interface HostOptions extends SetForwardedOptions {
   name: string;
   storage: StorageKind;
   embedder: WireEmbedderOptions | null;
-  /** The engine's record limits (`MemoryOptions.limits`). */
-  limits?: EngineOptions['limits'];
-  /** The constants of learning from use (`MemoryOptions.learning`). */
-  learning?: EngineOptions['learning'];
-  /** The lexical leg's scoring (`MemoryOptions.lexical`). */
-  lexical?: EngineOptions['lexical'];
-  /** The opt-in idle consolidation (`MemoryOptions.consolidation`). */
-  consolidation?: EngineOptions['consolidation'];
   onModelProgress?: EmbedderOptions['onProgress'];
   loadEmbedder: EmbedderLoader;
   /** The page's language model (`MemoryOptions.llm`), already wrapped to check its answers. Default none. */
@@ -48,8 +41,6 @@ export interface HostOptions {
   reranker?: Reranker | null;
   /** `MemoryOptions.encryption`. Default none: a plain database. */
   encryption?: EncryptionOptions | null;
-  /** `MemoryOptions.sync`. Default none. */
-  sync?: MemorySyncOptions | null;
   /** The data key, when an unlock hands it over instead of `encryption` (the store zeroes it when it closes). */
   dataKey?: Uint8Array | null;
 }
@@ -73,11 +64,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       onBackgroundError,
       llm: options.llm ?? null,
       reranker: options.reranker ?? null,
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.learning ? { learning: options.learning } : {}),
-      ...(options.lexical ? { lexical: options.lexical } : {}),
-      ...(options.consolidation ? { consolidation: options.consolidation } : {}),
-      ...(options.sync ? { sync: options.sync } : {}),
+      ...forwardedOptions(options),
     });
   })().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);

@@ -16,6 +16,7 @@ import {
   setErrorStacks,
   type CallTimeouts,
   checkEncryption,
+  forwardedOptions,
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/client/protocol.js';
@@ -114,7 +115,7 @@ const api: WorkerApi = {
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
       const openWith = (dataKey: Uint8Array | null) =>
-        openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, lexical: options.lexical, consolidation: options.consolidation, onModelProgress, loadEmbedder, llm, reranker, encryption: dataKey ? null : secret, dataKey, sync: options.sync ?? null });
+        openHost({ name: options.name, storage, embedder: options.embedder, ...forwardedOptions(options), onModelProgress, loadEmbedder, llm, reranker, encryption: dataKey ? null : secret, dataKey });
       // An encrypted database can lock; a tab whose passphrase a lock made it forget takes over locked.
       const start = () => (storage === 'memory' || encryption === null ? openWith(null) : LockingHost.open(openWith, lockAfterIdleMs, storage, secret === null));
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.

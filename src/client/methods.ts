@@ -8,6 +8,7 @@
 import type { Engine } from '../engine/engine.js';
 import { invalidInput } from '../errors.js';
 import { describeValue } from '../util/describe.js';
+import { checkSearchOptionKeys } from '../search/option-keys.js';
 
 /**
  * The shape one argument must have at the worker boundary: enough to refuse what a hand-made call (another script
@@ -192,4 +193,5 @@ export function checkRemoteSearchOptions(searchOptions: unknown): void {
   if ('boost' in searchOptions) {
     throw invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker');
   }
+  checkSearchOptionKeys(searchOptions);
 }

@@ -10,6 +10,7 @@
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { LexicalIndex } from '../lexical/lexical-index.js';
 import type { IndexSnapshot } from '../lexical/snapshot.js';
+import { checkSearchOptionKeys } from '../search/option-keys.js';
 import { LONG_MEMORY_SEARCH, resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { runPipeline } from '../search/pipeline.js';
 import type { PipelineState } from '../search/state.js';
@@ -221,6 +222,7 @@ class EngramEngine implements Engine {
     this.checkOpen();
     if (typeof query !== 'string') throw invalidInput(`search query must be a string, got ${typeof query}`);
     const collection = this.lexical.longMemories() ? LONG_MEMORY_SEARCH : undefined;
+    checkSearchOptionKeys(options);
     const resolved = validateSearchOptions(resolveSearchOptions(collection, this.options.search, options));
     const state: PipelineState = {
       ...this.vectors.searchSide(),
