@@ -110,3 +110,18 @@ describe('createEmbedder options', () => {
     await expect(createEmbedder({ prompts: { passage: 'p: ' } } as never)).rejects.toEqual(refused("(did you mean 'prompts.document'?)"));
   });
 });
+
+describe('method options', () => {
+  it('timeline, why, link, remember (and its messages) and consolidate refuse a misspelt option, as a rejection', async () => {
+    const engine = await createEngine();
+    const [a, b] = await engine.add([{ text: 'a' }, { text: 'b' }]);
+    await expect(engine.timeline(a!, { befor: 2 } as never)).rejects.toEqual(refused("unknown timeline option 'befor' (did you mean 'before'?)"));
+    await expect(engine.why(a!, { dept: 2 } as never)).rejects.toEqual(refused("(did you mean 'depth'?)"));
+    await expect(engine.link(a!, b!, 'references', { confidense: 0.5 } as never)).rejects.toEqual(refused("(did you mean 'confidence'?)"));
+    await expect(engine.remember('hello', { storeTurn: false } as never)).rejects.toEqual(refused("(did you mean 'storeTurns'?)"));
+    await expect(engine.remember([{ role: 'user', text: 'hello' }] as never)).rejects.toEqual(refused("unknown field 'remember: messages[0].text' (did you mean 'remember: messages[0].content'?)"));
+    await expect(engine.consolidate({ minClusters: 2 } as never)).rejects.toEqual(refused("(did you mean 'minCluster'?)"));
+    expect(await engine.count()).toBe(2);
+    await engine.close();
+  });
+});
