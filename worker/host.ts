@@ -107,7 +107,6 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const status = async (): Promise<MemoryStatus> => ({
     storage: options.storage,
     persisted: store.persistent && (await navigator.storage?.persisted?.().catch(() => false)) === true,
-    count: await engine.count(),
     embedder: engine.embedder?.id ?? null,
     // Read live: a WebGPU failure mid-run moves the embedder to WASM.
     device: engine.embedder && embedder ? deviceStatus(embedder.deviceChoice) : null,
@@ -116,7 +115,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     evicted: store.evicted,
     encrypted: store.encrypted,
     locked: false,
-    ...(({ core, associations, links, sync }) => ({ core, associations, links, ...(sync ? { sync } : {}) }))(await engine.stats()),
+    ...(({ memories, core, associations, links, sync }) => ({ memories, count: memories, core, associations, links, ...(sync ? { sync } : {}) }))(await engine.stats()),
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
     leader: true, // likewise: a follower's leader.ts says false

@@ -28,6 +28,9 @@ export interface MemoryStatus {
   storage: StorageKind;
   /** The browser promised not to evict this origin's storage (`navigator.storage.persisted()`). */
   persisted: boolean;
+  /** Memories stored, as `Engine.stats().memories`. */
+  memories: number;
+  /** @deprecated The same as `memories` (the name `Engine.stats()` uses); kept for existing callers. */
   count: number;
   /** Id of the embedder in use; null while the model loads, when it failed, or when `embedder: null`. */
   embedder: string | null;
