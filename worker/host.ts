@@ -1,10 +1,10 @@
-import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
-import { ErrorCode, isEngramError, toEngramError, type EngramError } from '../src/errors.js';
+import { createEngine } from '../src/engine/engine.js';
+import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
 import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
-import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName } from '../src/client/methods.js';
+import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/client/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
-import type { MemoryInput, Progress } from '../src/types.js';
+import type { Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './index-saver.js';
 
@@ -144,44 +144,13 @@ export async function openHost(options: HostOptions): Promise<Host> {
 
   async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean): Promise<unknown> {
     if (method === 'status') return status();
-    if (method === 'add' && retry) return retriedAdd(args, onProgress);
+    const spec: MethodSpec = MEMORY_METHODS[method];
     const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
-    if (!MEMORY_METHODS[method].progress) return run.apply(engine, args);
     // `{ onProgress }` goes after every declared argument, those left out included.
-    return run.apply(engine, [...Array.from({ length: arityOf(method).max }, (_, i) => args[i]), { onProgress }]);
-  }
-
-  /**
-   * An add re-sent after a handover runs as any add: the engine's duplicate check, inside its write queue, sees
-   * whether the first try was committed. A DUPLICATE_ID refusal with every id stored is that first try.
-   */
-  async function retriedAdd(args: unknown[], onProgress: ((p: Progress) => void) | undefined): Promise<unknown> {
-    try {
-      return await engine.add(args[0] as MemoryInput | MemoryInput[], { onProgress });
-    } catch (error) {
-      if (isEngramError(error, ErrorCode.DUPLICATE_ID) && (await alreadyAdded(engine, args[0]))) return idsOf(args[0]);
-      throw error;
-    }
+    const call = () => (spec.progress ? run.apply(engine, [...Array.from({ length: arityOf(method).max }, (_, i) => args[i]), { onProgress }]) : run.apply(engine, args));
+    return retry && spec.retried ? spec.retried(engine, args, call) : call();
   }
 }
 
 /** The longest the model waits for the first call before it loads anyway. */
 const MODEL_GRACE_MS = 1000;
-
-function idsOf(input: unknown): string[] | null {
-  const list = Array.isArray(input) ? input : [input];
-  const ids = list.map((item: unknown) => (typeof item === 'object' && item !== null ? (item as MemoryInput).id : undefined));
-  return ids.every((id): id is string => typeof id === 'string') ? ids : null;
-}
-
-/**
- * The worker gives every input an id up front, and adds are atomic: if the first try was committed, every id is
- * there. Every id is checked, because one of them may have been stored before by another call (that add then
- * fails as a duplicate, as it should, instead of being answered as done).
- */
-async function alreadyAdded(engine: Engine, input: unknown): Promise<boolean> {
-  const ids = idsOf(input);
-  if (!ids || ids.length === 0) return false;
-  for (const id of ids) if ((await engine.get(id)) === null) return false;
-  return true;
-}
