@@ -81,7 +81,8 @@ export async function consolidate(parts: ConsolidationParts, options: unknown = 
       if (answer.value === null) continue;
       let summary: MemoryRecord;
       try {
-        summary = recordFromInput({ text: answer.value, createdAt: Math.max(...members.map((m) => m.createdAt)), meta: { formation: 'summary' } }, now, parts.limits, 'summary');
+        // 'record': its date is its members' newest, stored already (an imported one may predate 1973).
+        summary = recordFromInput({ text: answer.value, createdAt: Math.max(...members.map((m) => m.createdAt)), meta: { formation: 'summary' } }, now, parts.limits, 'summary', 'record');
       } catch (error) {
         fallback = fallbackOf('unreadable', `the language model's answer could not be read: ${errorText(error)}`);
         break;
