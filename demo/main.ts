@@ -177,7 +177,7 @@ async function refreshStatus(): Promise<void> {
     throw error;
   }
   if (memory !== current) return;
-  byId('status-count').textContent = `${status.count.toLocaleString()} ${status.count === 1 ? 'memory' : 'memories'}`;
+  byId('status-count').textContent = `${status.memories.toLocaleString()} ${status.memories === 1 ? 'memory' : 'memories'}`;
   byId('status-storage').textContent = `storage: ${status.storage}${status.persisted ? ' (persisted)' : ''}`;
   const encryption = byId('status-encryption');
   encryption.textContent = status.encrypted ? 'encrypted at rest' : 'not encrypted';

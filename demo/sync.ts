@@ -69,7 +69,7 @@ function mountPanel(id: string, label: string): { panel: Panel; addForm: HTMLFor
 
 function showStatus(panel: Panel, status: MemoryStatus): void {
   const sync = status.sync;
-  panel.count.textContent = String(status.count);
+  panel.count.textContent = String(status.memories);
   panel.model.textContent = typeof status.ready === 'string' ? status.ready : `${status.ready.code}`;
   panel.section.dataset.ready = typeof status.ready === 'string' ? status.ready : 'failed';
   panel.lastSync.textContent = sync?.lastSyncAt ? TIME.format(sync.lastSyncAt) : 'never';

@@ -16,9 +16,9 @@ export type { EmbedderOptions, EmbedderProgress, LocalEmbedder } from './embedde
 export type { AssociationOptions, DecayOptions, DiversityOptions, ProjectBoost, RerankOptions, SearchFilter, SearchOptions } from './search/options.js';
 export type { StabilityDecay } from './search/retention.js';
 export { defaultLearningOptions, type LearningOptions } from './search/reinforce.js';
-export { LINK_KINDS } from './engine/links.js';
+export { LINK_KINDS, TRACE_STAGE_NAMES } from './types.js';
 export type { LexicalOptions } from './lexical/lexical-index.js';
-export type { AssembledContext, Embedder, Hit, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Trace, TraceStage } from './types.js';
+export type { AssembledContext, Embedder, Hit, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Trace, TraceStage, TraceStageName } from './types.js';
 export { functionModel, promptApiModel, webLlmModel } from './llm/index.js';
 export type { CompletionFunction, LanguageModel, LlmCallOptions, LlmCompletion, PromptApiAvailability, PromptApiModel, PromptApiModelOptions, RerankCandidate, Reranker, WebLlmEngine, WebLlmModelOptions } from './llm/index.js';
 export type { DateMention, QueryType, Timeline, TimelineOptions, TraceQuery, Understanding } from './types.js';

@@ -166,10 +166,23 @@ export interface Association {
   lastAt: number;
 }
 
-/** Provenance edge kinds (the daemon seed's): `from` causes, derives from, edits… `to`. */
-export type LinkKind =
-  | 'causes' | 'caused_by' | 'derives_from' | 'contradicts' | 'edits' | 'references' | 'calls' | 'imports'
-  | 'extends' | 'implements' | 'instantiates' | 'similar_to';
+/** Provenance edge kinds (the daemon seed's): `from` causes, derives from, edits… `to`. `LinkKind` is derived from it. */
+export const LINK_KINDS = Object.freeze([
+  'causes', 'caused_by', 'derives_from', 'contradicts', 'edits', 'references', 'calls', 'imports', 'extends',
+  'implements', 'instantiates', 'similar_to',
+] as const);
+
+/** One of `LINK_KINDS`. */
+export type LinkKind = (typeof LINK_KINDS)[number];
+
+/** Every stage a search trace may name (`TraceStage.name`), in the pipeline's order; `TraceStageName` is derived from it. */
+export const TRACE_STAGE_NAMES = Object.freeze([
+  'route', 'understand', 'synthesize', 'hyde', 'lexical', 'feedback', 'vector', 'fuse', 'neighbours', 'records',
+  'filter', 'adjust', 'sources', 'associate', 'rerank', 'currency', 'diversify', 'assemble', 'touch', 'reinforce',
+] as const);
+
+/** One of `TRACE_STAGE_NAMES`. */
+export type TraceStageName = (typeof TRACE_STAGE_NAMES)[number];
 
 /** A provenance edge recorded with `memory.link`. */
 export interface Link {
@@ -200,7 +213,8 @@ export interface Why {
 }
 
 export interface TraceStage {
-  name: string;
+  /** The stage (`TRACE_STAGE_NAMES`); `records` is the read of candidates' records from the store, when it reads any. */
+  name: TraceStageName;
   in: number;
   out: number;
   ms: number;

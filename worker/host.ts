@@ -1,10 +1,10 @@
-import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine.js';
-import { ErrorCode, isEngramError, toEngramError, type EngramError } from '../src/errors.js';
+import { createEngine } from '../src/engine/engine.js';
+import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
-import { deviceStatus, type EncryptionOptions, type MemorySyncOptions, type MemoryStatus, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
-import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName } from '../src/client/methods.js';
+import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
+import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/client/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
-import type { MemoryInput, Progress } from '../src/types.js';
+import type { Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './index-saver.js';
 
@@ -28,18 +28,11 @@ export interface Host {
 
 export type EmbedderLoader = (options: WireEmbedderOptions, onProgress?: EmbedderOptions['onProgress']) => Promise<LocalEmbedder>;
 
-export interface HostOptions {
+/** The engine options of `MemoryOptions` (`ForwardedOptions`) come as the page gave them, nulls left out. */
+export interface HostOptions extends SetForwardedOptions {
   name: string;
   storage: StorageKind;
   embedder: WireEmbedderOptions | null;
-  /** The engine's record limits (`MemoryOptions.limits`). */
-  limits?: EngineOptions['limits'];
-  /** The constants of learning from use (`MemoryOptions.learning`). */
-  learning?: EngineOptions['learning'];
-  /** The lexical leg's scoring (`MemoryOptions.lexical`). */
-  lexical?: EngineOptions['lexical'];
-  /** The opt-in idle consolidation (`MemoryOptions.consolidation`). */
-  consolidation?: EngineOptions['consolidation'];
   onModelProgress?: EmbedderOptions['onProgress'];
   loadEmbedder: EmbedderLoader;
   /** The page's language model (`MemoryOptions.llm`), already wrapped to check its answers. Default none. */
@@ -48,8 +41,6 @@ export interface HostOptions {
   reranker?: Reranker | null;
   /** `MemoryOptions.encryption`. Default none: a plain database. */
   encryption?: EncryptionOptions | null;
-  /** `MemoryOptions.sync`. Default none. */
-  sync?: MemorySyncOptions | null;
   /** The data key, when an unlock hands it over instead of `encryption` (the store zeroes it when it closes). */
   dataKey?: Uint8Array | null;
 }
@@ -73,11 +64,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       onBackgroundError,
       llm: options.llm ?? null,
       reranker: options.reranker ?? null,
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.learning ? { learning: options.learning } : {}),
-      ...(options.lexical ? { lexical: options.lexical } : {}),
-      ...(options.consolidation ? { consolidation: options.consolidation } : {}),
-      ...(options.sync ? { sync: options.sync } : {}),
+      ...forwardedOptions(options),
     });
   })().catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
@@ -120,7 +107,6 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const status = async (): Promise<MemoryStatus> => ({
     storage: options.storage,
     persisted: store.persistent && (await navigator.storage?.persisted?.().catch(() => false)) === true,
-    count: await engine.count(),
     embedder: engine.embedder?.id ?? null,
     // Read live: a WebGPU failure mid-run moves the embedder to WASM.
     device: engine.embedder && embedder ? deviceStatus(embedder.deviceChoice) : null,
@@ -129,7 +115,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     evicted: store.evicted,
     encrypted: store.encrypted,
     locked: false,
-    ...(({ core, associations, links, sync }) => ({ core, associations, links, ...(sync ? { sync } : {}) }))(await engine.stats()),
+    ...(({ memories, core, associations, links, sync }) => ({ memories, count: memories, core, associations, links, ...(sync ? { sync } : {}) }))(await engine.stats()),
     error: lastError && { code: lastError.code, message: lastError.message },
     rejectedMessages: 0, // this host has no channel; leader.ts reports its own count
     leader: true, // likewise: a follower's leader.ts says false
@@ -158,44 +144,13 @@ export async function openHost(options: HostOptions): Promise<Host> {
 
   async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean): Promise<unknown> {
     if (method === 'status') return status();
-    if (method === 'add' && retry) return retriedAdd(args, onProgress);
+    const spec: MethodSpec = MEMORY_METHODS[method];
     const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
-    if (!MEMORY_METHODS[method].progress) return run.apply(engine, args);
     // `{ onProgress }` goes after every declared argument, those left out included.
-    return run.apply(engine, [...Array.from({ length: arityOf(method).max }, (_, i) => args[i]), { onProgress }]);
-  }
-
-  /**
-   * An add re-sent after a handover runs as any add: the engine's duplicate check, inside its write queue, sees
-   * whether the first try was committed. A DUPLICATE_ID refusal with every id stored is that first try.
-   */
-  async function retriedAdd(args: unknown[], onProgress: ((p: Progress) => void) | undefined): Promise<unknown> {
-    try {
-      return await engine.add(args[0] as MemoryInput | MemoryInput[], { onProgress });
-    } catch (error) {
-      if (isEngramError(error, ErrorCode.DUPLICATE_ID) && (await alreadyAdded(engine, args[0]))) return idsOf(args[0]);
-      throw error;
-    }
+    const call = () => (spec.progress ? run.apply(engine, [...Array.from({ length: arityOf(method).max }, (_, i) => args[i]), { onProgress }]) : run.apply(engine, args));
+    return retry && spec.retried ? spec.retried(engine, args, call) : call();
   }
 }
 
 /** The longest the model waits for the first call before it loads anyway. */
 const MODEL_GRACE_MS = 1000;
-
-function idsOf(input: unknown): string[] | null {
-  const list = Array.isArray(input) ? input : [input];
-  const ids = list.map((item: unknown) => (typeof item === 'object' && item !== null ? (item as MemoryInput).id : undefined));
-  return ids.every((id): id is string => typeof id === 'string') ? ids : null;
-}
-
-/**
- * The worker gives every input an id up front, and adds are atomic: if the first try was committed, every id is
- * there. Every id is checked, because one of them may have been stored before by another call (that add then
- * fails as a duplicate, as it should, instead of being answered as done).
- */
-async function alreadyAdded(engine: Engine, input: unknown): Promise<boolean> {
-  const ids = idsOf(input);
-  if (!ids || ids.length === 0) return false;
-  for (const id of ids) if ((await engine.get(id)) === null) return false;
-  return true;
-}

@@ -131,7 +131,8 @@ export class LockingHost implements Host {
     return {
       storage: this.storage,
       persisted: last?.persisted ?? false,
-      count: last?.count ?? 0,
+      memories: last?.memories ?? 0,
+      count: last?.memories ?? 0,
       embedder: null,
       device: null,
       indexing: null,

@@ -16,10 +16,11 @@ import {
   setErrorStacks,
   type CallTimeouts,
   checkEncryption,
+  forwardedOptions,
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/client/protocol.js';
-import { checkCall } from '../src/client/methods.js';
+import { checkCall, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/client/methods.js';
 import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/client/page-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
@@ -70,11 +71,11 @@ function requireHost(): Host {
   return host;
 }
 
-/** Gives every input without an id one now, so a call re-sent to another tab's worker cannot add twice. */
-function withIds(input: unknown): unknown {
-  const give = (item: unknown) => (typeof item === 'object' && item !== null && !('id' in item) ? { ...item, id: newId() } : item);
-  return Array.isArray(input) ? input.map(give) : give(input);
-}
+/** This tab, as the methods' `inTab` steps read it (src/client/methods.ts). */
+const callingTab: CallingTab = {
+  newId,
+  withSearchDefaults: (options) => (Object.keys(searchDefaults).length > 0 ? mergeSearchOptions(searchDefaults, options as object) : undefined),
+};
 
 /** A callback from the page arrives as a Comlink proxy holding a MessagePort: free it once the call is over. */
 function releaseCallback(callback: unknown): void {
@@ -114,7 +115,7 @@ const api: WorkerApi = {
       if (options.embedder) await (await import('../src/embedder/index.js')).checkEmbedderModel(options.embedder);
       // Runs in whichever tab opens the database (now, or later when it takes over): that tab's hooks serve every tab.
       const openWith = (dataKey: Uint8Array | null) =>
-        openHost({ name: options.name, storage, embedder: options.embedder, limits: options.limits, learning: options.learning, lexical: options.lexical, consolidation: options.consolidation, onModelProgress, loadEmbedder, llm, reranker, encryption: dataKey ? null : secret, dataKey, sync: options.sync ?? null });
+        openHost({ name: options.name, storage, embedder: options.embedder, ...forwardedOptions(options), onModelProgress, loadEmbedder, llm, reranker, encryption: dataKey ? null : secret, dataKey });
       // An encrypted database can lock; a tab whose passphrase a lock made it forget takes over locked.
       const start = () => (storage === 'memory' || encryption === null ? openWith(null) : LockingHost.open(openWith, lockAfterIdleMs, storage, secret === null));
       // An in-memory database belongs to this worker alone; a stored one is shared by every tab of the origin.
@@ -147,13 +148,11 @@ const api: WorkerApi = {
 
   async call(method, args, onProgress) {
     const target = requireHost();
-    // Checked here, before the rewrites below read the arguments, and again where the call runs (host.ts), which
-    // also refuses what another tab sends.
-    checkCall(method, args);
-    let wire: unknown[] = args;
-    if (method === 'add') wire = [withIds(args[0])];
-    // This tab's search defaults apply here, before the call may travel to another tab's engine.
-    if (method === 'search' && Object.keys(searchDefaults).length > 0) wire = [args[0], mergeSearchOptions(searchDefaults, args[1] as object)];
+    // Checked here, before the method's own step in this tab reads the arguments, and again where the call runs
+    // (host.ts), which also refuses what another tab sends.
+    const name = checkCall(method, args);
+    const spec: MethodSpec | undefined = name === 'status' ? undefined : MEMORY_METHODS[name];
+    const wire = spec?.inTab ? spec.inTab(args, callingTab) : args;
     try {
       return (await inFlight.track(target.call(method, wire, onProgress))) as never;
     } finally {

@@ -3,7 +3,9 @@ import { tool, type Tool } from 'ai';
 import { z } from 'zod';
 import { MAX_K } from '../search/options.js';
 import type { MemoryInput } from '../types.js';
-import { checkMemory, type AdapterSearchOptions, type WritableMemory } from './searchable.js';
+import { MEMORY_INPUT_FIELDS } from '../engine/validate.js';
+import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
+import { checkAdapterOptions, checkMemory, type AdapterSearchOptions, type WritableMemory } from './searchable.js';
 
 export type { WritableMemory } from './searchable.js';
 
@@ -57,6 +59,16 @@ export type EngramTools = {
   forget: Tool<ForgetInput, ForgetOutput>;
 };
 
+/** An object schema that keeps unknown keys for `execute` to refuse by name, typed as the plain object it must be. */
+const loose = <T extends z.ZodRawShape>(shape: T) => z.looseObject(shape) as unknown as z.ZodObject<T>;
+
+const TOOLS_OPTION_KEYS = keysOf<EngramToolsOptions>({ memory: true, searchOptions: true, defaults: true } satisfies KeySet<EngramToolsOptions>);
+// The tools' arguments: their schemas are loose, so that a name the model made up is refused by name here (an
+// object schema would drop it without a word).
+const REMEMBER_KEYS = keysOf<RememberInput>({ text: true, tags: true, project: true } satisfies KeySet<RememberInput>);
+const RECALL_KEYS = keysOf<RecallInput>({ query: true, k: true, project: true } satisfies KeySet<RecallInput>);
+const FORGET_KEYS = keysOf<ForgetInput>({ ids: true } satisfies KeySet<ForgetInput>);
+
 /**
  * The three tools, for `generateText({ tools })` or `streamText({ tools })`. Invalid input from the model is
  * refused by the schemas; an Engram error (say a text over the length limit) reaches the model as a tool error.
@@ -67,32 +79,38 @@ export type EngramTools = {
  * ```
  */
 export function engramTools(options: EngramToolsOptions): EngramTools {
+  checkAdapterOptions(options, TOOLS_OPTION_KEYS, 'engramTools');
   checkMemory(options?.memory, ['search', 'add', 'remove'], 'engramTools');
   const { memory, searchOptions = {}, defaults = {} } = options;
+  checkKnownKeys(defaults, MEMORY_INPUT_FIELDS.filter((key) => key !== 'id' && key !== 'text'), { noun: 'field', prefix: 'defaults.' });
   return {
     remember: tool({
       description: 'Store a fact, preference or decision in long-term memory so it can be recalled in later conversations.',
-      inputSchema: z.object({
+      inputSchema: loose({
         text: z.string().min(1).describe('The memory, as one self-contained sentence.'),
         tags: z.array(z.string().min(1)).optional().describe('Short labels to file it under.'),
         project: z.string().min(1).optional().describe('The project it belongs to, if any.'),
       }),
-      execute: async ({ text, tags, project }): Promise<RememberOutput> => {
-        const input: MemoryInput = { ...defaults, text };
-        if (tags !== undefined) input.tags = tags;
-        if (project !== undefined) input.project = project;
-        const [id] = await memory.add(input);
+      execute: async (input): Promise<RememberOutput> => {
+        checkKnownKeys(input, REMEMBER_KEYS, { noun: 'argument', aliases: { content: 'text', tag: 'tags' } });
+        const { text, tags, project } = input;
+        const memoryInput: MemoryInput = { ...defaults, text };
+        if (tags !== undefined) memoryInput.tags = tags;
+        if (project !== undefined) memoryInput.project = project;
+        const [id] = await memory.add(memoryInput);
         return { id: id! };
       },
     }),
     recall: tool({
       description: 'Search long-term memory. Returns the most relevant memories as a dated context block, and their ids.',
-      inputSchema: z.object({
+      inputSchema: loose({
         query: z.string().min(1).describe('What to look for, in natural language.'),
         k: z.number().int().min(1).max(MAX_K).optional().describe('How many memories at most.'),
         project: z.string().min(1).optional().describe('The current project: its memories rank higher.'),
       }),
-      execute: async ({ query, k, project }): Promise<RecallOutput> => {
+      execute: async (input): Promise<RecallOutput> => {
+        checkKnownKeys(input, RECALL_KEYS, { noun: 'argument', aliases: { limit: 'k', topk: 'k', top_k: 'k', q: 'query' } });
+        const { query, k, project } = input;
         const opts: Partial<AdapterSearchOptions> = { ...searchOptions };
         if (k !== undefined) opts.k = k;
         if (project !== undefined) opts.project = project;
@@ -102,8 +120,11 @@ export function engramTools(options: EngramToolsOptions): EngramTools {
     }),
     forget: tool({
       description: 'Delete memories by id (the ids recall returned), when the user asks to forget them or they are wrong.',
-      inputSchema: z.object({ ids: z.array(z.string().min(1)).min(1).describe('Ids of the memories to delete.') }),
-      execute: async ({ ids }): Promise<ForgetOutput> => ({ removed: await memory.remove(ids) }),
+      inputSchema: loose({ ids: z.array(z.string().min(1)).min(1).describe('Ids of the memories to delete.') }),
+      execute: async (input): Promise<ForgetOutput> => {
+        checkKnownKeys(input, FORGET_KEYS, { noun: 'argument', aliases: { id: 'ids' } });
+        return { removed: await memory.remove(input.ids) };
+      },
     }),
   };
 }

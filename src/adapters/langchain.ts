@@ -2,6 +2,7 @@
 import { Document } from '@langchain/core/documents';
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers';
 import type { Hit } from '../types.js';
+import { checkSearchOptionKeys } from '../search/option-keys.js';
 import { checkMemory, type AdapterSearchOptions, type SearchableMemory } from './searchable.js';
 
 export type { SearchableMemory } from './searchable.js';
@@ -43,6 +44,8 @@ export class EngramRetriever extends BaseRetriever<EngramDocumentMetadata> {
   constructor(fields: EngramRetrieverInput) {
     super(fields);
     checkMemory(fields?.memory, ['search'], 'EngramRetriever');
+    // Only the search options: the other fields are LangChain's own (callbacks, tags, metadata, verbose).
+    checkSearchOptionKeys(fields.searchOptions);
     this.memory = fields.memory;
     this.searchOptions = fields.searchOptions ?? {};
   }

@@ -4,7 +4,8 @@ import { createMemory, type Memory, type MemoryOptions } from '../client/create-
 import type { RemoteSearchOptions } from '../client/protocol.js';
 import { EngramError, ErrorCode, toEngramError } from '../errors.js';
 import type { SearchResult } from '../types.js';
-import { checkMemory, type SearchableMemory } from './searchable.js';
+import { keysOf, type KeySet } from '../util/keys.js';
+import { checkAdapterOptions, checkMemory, type SearchableMemory } from './searchable.js';
 
 export interface UseMemoryResult {
   /** The open Memory; null while opening, after a failure and after unmount. */
@@ -94,6 +95,8 @@ export interface UseSearchOptions {
   search?: Partial<RemoteSearchOptions>;
 }
 
+const USE_SEARCH_OPTION_KEYS = keysOf<UseSearchOptions>({ debounceMs: true, search: true } satisfies KeySet<UseSearchOptions>);
+
 export interface UseSearchResult {
   /** The answer to the latest query searched; kept while a newer one runs, null for a blank query. */
   result: SearchResult | null;
@@ -113,6 +116,7 @@ export interface UseSearchResult {
  * ```
  */
 export function useSearch(memory: SearchableMemory | null, query: string, options: UseSearchOptions = {}): UseSearchResult {
+  checkAdapterOptions(options, USE_SEARCH_OPTION_KEYS, 'useSearch');
   const debounceMs = options.debounceMs ?? 200;
   if (!(Number.isFinite(debounceMs) && debounceMs >= 0)) {
     throw new EngramError(ErrorCode.INVALID_INPUT, `useSearch: debounceMs must be a number ≥ 0, got ${String(debounceMs)}`);

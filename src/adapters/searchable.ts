@@ -1,6 +1,8 @@
 /** What the adapters need of a Memory or an Engine: both answer `search`, `add` and `remove` the same way. */
 import { EngramError, ErrorCode } from '../errors.js';
+import { checkSearchOptionKeys } from '../search/option-keys.js';
 import type { SearchOptions } from '../search/options.js';
+import { checkKnownKeys } from '../util/keys.js';
 import type { MemoryInput, SearchResult } from '../types.js';
 
 /**
@@ -26,4 +28,14 @@ export function checkMemory(memory: unknown, methods: readonly string[], where: 
   if (missing.length > 0) {
     throw new EngramError(ErrorCode.INVALID_INPUT, `${where}: memory must be a Memory or an Engine (missing ${missing.join(', ')})`);
   }
+}
+
+/**
+ * An adapter's own options (`keys`) and the search options among them, refused by name when misspelt at
+ * construction: inside a framework's chain a typo would otherwise do nothing, or fail far from its cause.
+ */
+export function checkAdapterOptions(options: unknown, keys: readonly string[], where: string): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new EngramError(ErrorCode.INVALID_INPUT, `${where}: options must be an object`);
+  checkKnownKeys(options, keys, { noun: `${where} option` });
+  checkSearchOptionKeys((options as { searchOptions?: unknown; search?: unknown }).searchOptions ?? (options as { search?: unknown }).search);
 }

@@ -5,29 +5,29 @@
  */
 import * as Comlink from 'comlink';
 import type { EmbedderOptions } from '../embedder/index.js';
-import type { AddOptions, Engine, EngineOptions } from '../engine/engine.js';
+import type { AddOptions, Engine } from '../engine/engine.js';
 import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import {
   checkEncryption,
-  checkMemorySync,
+  checkForwardedOptions,
   checkWireDepth,
   closedError,
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_OPEN_TIMEOUT_MS,
   DEFAULT_WRITE_TIMEOUT_MS,
+  forwardedOptions,
   installErrorTransfer,
   timeoutError,
   type CallTimeouts,
   type EncryptionOptions,
-  type MemorySyncOptions,
+  type ForwardedOptions,
   type MemoryStatus,
   type RemoteSearchOptions,
   type WorkerApi,
 } from './protocol.js';
 import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from './methods.js';
-import type { RecordLimits } from '../engine/validate.js';
-import type { LearningOptions } from '../search/reinforce.js';
-import type { LexicalOptions } from '../lexical/lexical-index.js';
+import { checkEmbedderOptionKeys } from '../embedder/options.js';
+import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import { pageCompletion, pageReranker } from './page-hooks.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
@@ -35,9 +35,13 @@ import { InFlight } from '../util/in-flight.js';
 import { describeValue } from '../util/describe.js';
 import type { Progress, SearchResult } from '../types.js';
 
-export type { EncryptionOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from './protocol.js';
+export type { EncryptionOptions, ForwardedOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from './protocol.js';
 
-export interface MemoryOptions {
+/**
+ * A Memory's options. The engine options it forwards to the engine of the tab that opens the database (`limits`,
+ * `learning`, `lexical`, `consolidation`, `sync`) are `ForwardedOptions`.
+ */
+export interface MemoryOptions extends Partial<ForwardedOptions> {
   /** Database name (letters, digits, `_`, `-`, `.`). Tabs using the same name share one database. Default `'engram'`. */
   name?: string;
   /** `'auto'` (default): OPFS where the worker can use it, else IndexedDB. `'memory'`: nothing is saved. */
@@ -69,24 +73,6 @@ export interface MemoryOptions {
   /** Errors from the worker (and other tabs) keep their stacks, which name internal files. Default false: code and message only. */
   debug?: boolean;
   /**
-   * The engine's record limits (text length, tags, labels, meta size and depth, records per call); each default is
-   * in `defaultRecordLimits`. The tab that opens the database applies its own to every tab sharing it, as it does
-   * its model. Default `{}`: the defaults.
-   */
-  limits?: Partial<RecordLimits>;
-  /** The constants of learning from use (`LearningOptions`, docs/learning.md); applied like `limits`. Default `{}`. */
-  learning?: Partial<LearningOptions>;
-  /**
-   * The lexical leg's scoring (`LexicalOptions.matchedTermsFactor`), applied like `limits`. Default `{}`: the
-   * engine's, which decides by the collection (docs/quality.md).
-   */
-  lexical?: Pick<LexicalOptions, 'matchedTermsFactor'>;
-  /**
-   * Opt-in background consolidation (`EngineOptions.consolidation`): `{ idleMs, options? }` runs `consolidate(options)`
-   * once no write has come for `idleMs`, in the tab that holds the database, with that tab's own setting. Default `false`.
-   */
-  consolidation?: EngineOptions['consolidation'];
-  /**
    * The language model the search stages may call (`understand`, `synthesis`, `hyde`, `rerank: { by: 'llm' }`), each
    * only when a search asks for it. It stays in this page (Chrome's `LanguageModel` exists only in pages) and the
    * worker calls `llm.complete` here. Its `signal` cannot cross to the page, so the page's call is never aborted:
@@ -117,13 +103,31 @@ export interface MemoryOptions {
    * Default none: never locks.
    */
   lockAfterIdleMs?: number | null;
-  /**
-   * End-to-end encrypted sync with the user's other devices through an S3-compatible bucket (docs/sync.md), in the
-   * background; `memory.syncNow()` runs a round, `status().sync` reports. The transport is plain data (an S3
-   * config) because it crosses to the worker. Default none.
-   */
-  sync?: MemorySyncOptions | null;
 }
+
+/** Every `createMemory` option, checked against `MemoryOptions` at compile time; any other name is refused. */
+export const MEMORY_OPTION_KEYS = keysOf<MemoryOptions>({
+  name: true,
+  storage: true,
+  embedder: true,
+  search: true,
+  persist: true,
+  worker: true,
+  trustedTypes: true,
+  callTimeoutMs: true,
+  writeTimeoutMs: true,
+  openTimeoutMs: true,
+  debug: true,
+  llm: true,
+  reranker: true,
+  encryption: true,
+  lockAfterIdleMs: true,
+  limits: true,
+  learning: true,
+  lexical: true,
+  consolidation: true,
+  sync: true,
+} satisfies KeySet<MemoryOptions>);
 
 /** The engine's API, answered by the worker (the methods of MEMORY_METHODS, src/client/methods.ts), plus `status()`. */
 export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
@@ -166,13 +170,18 @@ export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
  */
 export async function createMemory(options: MemoryOptions = {}): Promise<Memory> {
   installErrorTransfer();
-  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, limits = {}, learning = {}, lexical = {}, encryption = null, consolidation = false, sync = null } = options;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput(`createMemory options must be an object, got ${describeValue(options)}`);
+  checkKnownKeys(options, MEMORY_OPTION_KEYS, { aliases: { database: 'name', db: 'name', dbname: 'name', model: 'embedder', timeoutms: 'callTimeoutMs', passphrase: 'encryption' } });
+  if (!options.worker && typeof Worker === 'undefined') {
+    throw new EngramError(ErrorCode.WORKER_FAILED, "createMemory runs in a browser (it spawns a Web Worker, and this runtime has no Worker): in Node, import { createEngine, openNodeStore } from 'engram/node'", { details: { runtime: 'no Worker' } });
+  }
+  const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, encryption = null } = options;
   checkRemoteSearchOptions(search);
-  checkLexical(lexical);
+  if (embedder !== null) checkEmbedderOptionKeys(embedder);
+  checkForwardedOptions(options);
   if (encryption !== null) checkEncryption(encryption);
   const lockAfterIdleMs = options.lockAfterIdleMs == null ? null : checkTimeout('lockAfterIdleMs', options.lockAfterIdleMs, 0);
   if (lockAfterIdleMs !== null && (encryption === null || storage === 'memory')) throw invalidInput('lockAfterIdleMs needs encryption and a stored database: a lock forgets the key, and only an encrypted database has one');
-  if (sync !== null) checkMemorySync(sync);
   const llm = checkLanguageModel(options.llm);
   const reranker = checkReranker(options.reranker);
   const timeouts: CallTimeouts = {
@@ -196,7 +205,7 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       () =>
         guard(
           remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, limits, learning, lexical, consolidation, encryption, sync, lockAfterIdleMs },
+            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, encryption, lockAfterIdleMs, ...forwardedOptions(options) },
             onModelProgress && Comlink.proxy(onModelProgress),
             llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
             reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
@@ -328,15 +337,6 @@ async function whenReady(status: () => Promise<MemoryStatus>, closed: () => bool
 }
 
 /** A timeout option: a positive number of milliseconds (at most setTimeout's limit), or the default. */
-/** The lexical options a Memory takes: plain data only (the stemmer and term processing stay the engine's). */
-function checkLexical(lexical: unknown): void {
-  if (typeof lexical !== 'object' || lexical === null || Array.isArray(lexical)) throw invalidInput(`lexical must be an object, got ${describeValue(lexical)}`);
-  for (const [key, value] of Object.entries(lexical)) {
-    if (key !== 'matchedTermsFactor') throw invalidInput(`lexical.${key.slice(0, 40)} is not an option of a Memory (only matchedTermsFactor)`);
-    if (value !== undefined && typeof value !== 'boolean' && value !== 'auto') throw invalidInput(`lexical.matchedTermsFactor must be a boolean or 'auto', got ${describeValue(value)}`);
-  }
-}
-
 function checkTimeout(option: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !(value > 0) || value > 2 ** 31 - 1) {

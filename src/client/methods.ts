@@ -6,8 +6,10 @@
  * derived from it, so a new method is one entry here plus its implementation on `Engine`.
  */
 import type { Engine } from '../engine/engine.js';
-import { invalidInput } from '../errors.js';
+import { ErrorCode, invalidInput, isEngramError } from '../errors.js';
+import type { MemoryInput } from '../types.js';
 import { describeValue } from '../util/describe.js';
+import { checkSearchOptionKeys } from '../search/option-keys.js';
 
 /**
  * The shape one argument must have at the worker boundary: enough to refuse what a hand-made call (another script
@@ -44,11 +46,41 @@ export interface MethodSpec {
    * leader refuses it from a follower (worker/leader.ts).
    */
   readonly secret?: true;
+  /**
+   * Runs in the worker of the tab the call was made in, before the call may travel to another tab's engine: what
+   * must be decided once, where the caller is (an add's ids, this tab's search defaults).
+   */
+  readonly inTab?: (args: readonly unknown[], tab: CallingTab) => unknown[];
+  /**
+   * Runs in place of the method when the call is re-sent after the tab that first received it went away
+   * (worker/leader.ts), for a method whose first try may have been committed.
+   */
+  readonly retried?: (engine: Engine, args: readonly unknown[], run: () => Promise<unknown>) => Promise<unknown>;
+}
+
+/** What `inTab` reads of the tab a call was made in (worker/index.ts). */
+export interface CallingTab {
+  /** A new memory id. */
+  newId(): string;
+  /** This tab's default search options (`MemoryOptions.search`) under a call's, or undefined without any. */
+  withSearchDefaults(options: unknown): unknown;
 }
 
 export const MEMORY_METHODS = {
-  add: { kind: 'write', timeout: 'write', progress: true, args: { input: 'object|array' }, answer: 'ids' },
-  search: { kind: 'read', timeout: 'call', progress: false, args: { query: 'string', options: 'object?' }, answer: 'search', page: ([, options]) => checkRemoteSearchOptions(options) },
+  // Ids are given in the calling tab, so that a call re-sent to another tab's worker cannot add twice.
+  add: { kind: 'write', timeout: 'write', progress: true, args: { input: 'object|array' }, answer: 'ids', inTab: ([input], tab) => [withIds(input, tab)], retried: retriedAdd },
+  search: {
+    kind: 'read',
+    timeout: 'call',
+    progress: false,
+    args: { query: 'string', options: 'object?' },
+    answer: 'search',
+    page: ([, options]) => checkRemoteSearchOptions(options),
+    inTab: (args, tab) => {
+      const options = tab.withSearchDefaults(args[1]);
+      return options === undefined ? [...args] : [args[0], options];
+    },
+  },
   get: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' }, answer: 'object?' },
   timeline: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' }, answer: 'object' },
   update: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', patch: 'object' }, answer: 'object' },
@@ -66,6 +98,35 @@ export const MEMORY_METHODS = {
   syncNow: { kind: 'write', timeout: 'write', progress: false, args: {}, answer: 'object' },
   rotateSyncKey: { kind: 'write', timeout: 'write', progress: false, args: { next: 'object' }, answer: 'object', secret: true },
 } as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
+
+/** Every input without an id gets one. */
+function withIds(input: unknown, tab: CallingTab): unknown {
+  const give = (item: unknown) => (typeof item === 'object' && item !== null && !('id' in item) ? { ...item, id: tab.newId() } : item);
+  return Array.isArray(input) ? input.map(give) : give(input);
+}
+
+/**
+ * An add re-sent after a handover runs as any add: the engine's duplicate check, inside its write queue, sees
+ * whether the first try was committed. A DUPLICATE_ID refusal with every id stored is that first try, answered
+ * with its ids. Every id is checked, because one of them may have been stored before by another call (that add
+ * then fails as a duplicate, as it should, instead of being answered as done).
+ */
+async function retriedAdd(engine: Engine, args: readonly unknown[], run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await run();
+  } catch (error) {
+    const ids = idsOf(args[0]);
+    if (!isEngramError(error, ErrorCode.DUPLICATE_ID) || !ids || ids.length === 0) throw error;
+    for (const id of ids) if ((await engine.get(id)) === null) throw error;
+    return ids;
+  }
+}
+
+function idsOf(input: unknown): string[] | null {
+  const list = Array.isArray(input) ? input : [input];
+  const ids = list.map((item: unknown) => (typeof item === 'object' && item !== null ? (item as MemoryInput).id : undefined));
+  return ids.every((id): id is string => typeof id === 'string') ? ids : null;
+}
 
 /** The engine methods a Memory offers. */
 export type MethodName = keyof typeof MEMORY_METHODS;
@@ -192,4 +253,5 @@ export function checkRemoteSearchOptions(searchOptions: unknown): void {
   if ('boost' in searchOptions) {
     throw invalidInput('search option boost runs only in-process (createEngine): a Memory searches in a worker');
   }
+  checkSearchOptionKeys(searchOptions);
 }

@@ -11,6 +11,9 @@ import { EngramError, ErrorCode, deserializeError, invalidInput, serializeError,
 import type { SearchOptions } from '../search/options.js';
 import type { RecordLimits } from '../engine/validate.js';
 import type { EngineOptions } from '../engine/engine.js';
+import type { LexicalOptions } from '../lexical/lexical-index.js';
+import { describeValue } from '../util/describe.js';
+import { checkKnownKeys } from '../util/keys.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { S3TransportConfig } from '../sync/s3.js';
 import type { SyncOptions, SyncStatus } from '../sync/sync.js';
@@ -25,6 +28,9 @@ export interface MemoryStatus {
   storage: StorageKind;
   /** The browser promised not to evict this origin's storage (`navigator.storage.persisted()`). */
   persisted: boolean;
+  /** Memories stored, as `Engine.stats().memories`. */
+  memories: number;
+  /** @deprecated The same as `memories` (the name `Engine.stats()` uses); kept for existing callers. */
   count: number;
   /** Id of the embedder in use; null while the model loads, when it failed, or when `embedder: null`. */
   embedder: string | null;
@@ -106,8 +112,87 @@ export function timeoutError(method: string, ms: number, where: string): EngramE
 /** Search options that can cross a thread: everything but the in-process `boost` hook. */
 export type RemoteSearchOptions = Omit<SearchOptions, 'boost'>;
 
+/**
+ * The engine options a Memory forwards to the engine of the tab that opens the database, as they cross (plain data).
+ * `MemoryOptions`, `WorkerOpenOptions` and the host's `HostOptions` each extend this, and the page, the worker and
+ * the host copy exactly the keys of `FORWARDED_OPTIONS` (`forwardedOptions`): forwarding another engine option is
+ * one field here and one entry there. That tab applies its own to every tab sharing the database, as it does its model.
+ */
+export interface ForwardedOptions {
+  /**
+   * The engine's record limits (text length, tags, labels, meta size and depth, records per call); each default is
+   * in `defaultRecordLimits`. Default `{}`: the defaults.
+   */
+  limits: Partial<RecordLimits>;
+  /** The constants of learning from use (`LearningOptions`, docs/learning.md). Default `{}`. */
+  learning: Partial<LearningOptions>;
+  /**
+   * The lexical leg's scoring (`LexicalOptions.matchedTermsFactor`). Default `{}`: the engine's, which decides by the
+   * collection (docs/quality.md).
+   */
+  lexical: Pick<LexicalOptions, 'matchedTermsFactor'>;
+  /**
+   * Opt-in background consolidation (`EngineOptions.consolidation`): `{ idleMs, options? }` runs `consolidate(options)`
+   * once no write has come for `idleMs`, in the tab that holds the database, with that tab's own setting. Default `false`.
+   */
+  consolidation: EngineOptions['consolidation'];
+  /**
+   * End-to-end encrypted sync with the user's other devices through an S3-compatible bucket (docs/sync.md), in the
+   * background; `memory.syncNow()` runs a round, `status().sync` reports. The transport is plain data (an S3
+   * config) because it crosses to the worker. Default none.
+   */
+  sync: MemorySyncOptions | null;
+}
+
+/**
+ * Each forwarded option (its type makes a missing or extra key a compile error), with the check the page runs
+ * before it is posted; the engine checks the rest when it opens.
+ */
+export const FORWARDED_OPTIONS: { readonly [K in keyof ForwardedOptions]: { readonly check?: (value: NonNullable<ForwardedOptions[K]>) => void } } = {
+  limits: {},
+  learning: {},
+  lexical: { check: checkMemoryLexical },
+  consolidation: {},
+  sync: { check: checkMemorySync },
+};
+
+export const FORWARDED_OPTION_KEYS = Object.freeze(Object.keys(FORWARDED_OPTIONS)) as readonly (keyof ForwardedOptions)[];
+
+/** Forwarded options without nulls: what `createEngine` takes as they are (test/types checks that it does). */
+export type SetForwardedOptions = { [K in keyof ForwardedOptions]?: Exclude<ForwardedOptions[K], null> };
+
+/**
+ * The forwarded options `from` sets, as the engine takes them: each key of FORWARDED_OPTIONS whose value is neither
+ * undefined, null nor false (the engine's default for each of them).
+ */
+export function forwardedOptions(from: Partial<ForwardedOptions>): SetForwardedOptions {
+  const out: Record<string, unknown> = {};
+  for (const key of FORWARDED_OPTION_KEYS) {
+    const value = from[key];
+    if (value !== undefined && value !== null && value !== false) out[key] = value;
+  }
+  return out as SetForwardedOptions;
+}
+
+/** The page's check of each forwarded option it was given. */
+export function checkForwardedOptions(from: Partial<ForwardedOptions>): void {
+  for (const key of FORWARDED_OPTION_KEYS) {
+    const value = from[key];
+    const check = FORWARDED_OPTIONS[key].check as ((value: unknown) => void) | undefined;
+    if (value !== undefined && value !== null) check?.(value);
+  }
+}
+
+/** The lexical options a Memory takes: plain data only (the stemmer and term processing stay the engine's). */
+function checkMemoryLexical(lexical: unknown): void {
+  if (typeof lexical !== 'object' || lexical === null || Array.isArray(lexical)) throw invalidInput(`lexical must be an object, got ${describeValue(lexical)}`);
+  checkKnownKeys(lexical, ['matchedTermsFactor'], { prefix: 'lexical.' });
+  const value = (lexical as { matchedTermsFactor?: unknown }).matchedTermsFactor;
+  if (value !== undefined && typeof value !== 'boolean' && value !== 'auto') throw invalidInput(`lexical.matchedTermsFactor must be a boolean or 'auto', got ${describeValue(value)}`);
+}
+
 /** The worker's options, as `createMemory` resolved them (plain data). */
-export interface WorkerOpenOptions {
+export interface WorkerOpenOptions extends Partial<ForwardedOptions> {
   name: string;
   storage: 'auto' | StorageKind;
   /** Options for `createEmbedder` (its `onProgress` travels separately), or null for lexical search only. */
@@ -116,18 +201,8 @@ export interface WorkerOpenOptions {
   timeouts: CallTimeouts;
   /** Errors keep their stacks across the boundaries (`MemoryOptions.debug`). */
   debug: boolean;
-  /** `MemoryOptions.limits`, for the engine this worker opens if it leads. */
-  limits: Partial<RecordLimits>;
-  /** `MemoryOptions.learning`, likewise. */
-  learning: Partial<LearningOptions>;
-  /** `MemoryOptions.lexical`, likewise (absent from older pages). */
-  lexical?: EngineOptions['lexical'];
-  /** `MemoryOptions.consolidation`, likewise. */
-  consolidation: EngineOptions['consolidation'];
   /** `MemoryOptions.encryption`: stays in the worker that receives it, never sent to another tab. */
   encryption: EncryptionOptions | null;
-  /** `MemoryOptions.sync`: likewise; the tab whose worker opens the database syncs it. */
-  sync: MemorySyncOptions | null;
   /** `MemoryOptions.lockAfterIdleMs`, or null: applied by the tab that opens the database. */
   lockAfterIdleMs?: number | null;
 }

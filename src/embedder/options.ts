@@ -1,6 +1,7 @@
 /** Options of `createEmbedder`, every default documented here and applied once in `resolveEmbedderOptions`. */
 import type { Embedder } from '../types.js';
 import { invalidInput } from '../errors.js';
+import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 
 /**
  * The built-in model: GloVe 6B 100-d word vectors (SIF-weighted, 30k words) packed as a BERT-shaped ONNX model by
@@ -37,7 +38,7 @@ export type WasmPaths = string | { mjs: string; wasm: string };
 export type EmbedderProgress =
   | { status: 'initiate' | 'download' | 'done'; name: string; file: string }
   | { status: 'progress'; name: string; file: string; progress: number; loaded: number; total: number }
-  | { status: 'progress_total'; name: string; progress: number; loaded: number; total: number }
+  | { status: 'progress_total'; name: string; progress: number; loaded: number; total: number; files: Record<string, { loaded: number; total: number }> }
   | { status: 'ready'; task: string; model: string }
   | { status: 'calibrate'; device: ActiveDevice }
   | { status: 'device'; device: ActiveDevice; reason: DeviceReason };
@@ -129,7 +130,34 @@ const DTYPES: readonly EmbedderDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8',
 const POOLINGS: readonly Pooling[] = ['mean', 'cls', 'lasttoken'];
 const LONG_TEXTS: readonly LongText[] = ['chunks', 'truncate'];
 
+/** Every `createEmbedder` option, checked against `EmbedderOptions` at compile time; any other name is refused. */
+export const EMBEDDER_OPTION_KEYS = keysOf<EmbedderOptions>({
+  model: true,
+  modelPath: true,
+  allowRemote: true,
+  device: true,
+  dtype: true,
+  pooling: true,
+  prompts: true,
+  dimensions: true,
+  maxTokens: true,
+  revision: true,
+  batchSize: true,
+  onProgress: true,
+  wasmPaths: true,
+  rememberDevice: true,
+  longText: true,
+} satisfies KeySet<EmbedderOptions>);
+
+/** INVALID_INPUT for an option `createEmbedder` does not have (`{ modelId }` would load the built-in model). */
+export function checkEmbedderOptionKeys(options: unknown): void {
+  checkKnownKeys(options, EMBEDDER_OPTION_KEYS, { aliases: { modelid: 'model', name: 'model', id: 'model', path: 'modelPath', quantization: 'dtype', backend: 'device' } });
+  checkKnownKeys((options as EmbedderOptions | null | undefined)?.prompts, ['query', 'document'], { prefix: 'prompts.', aliases: { passage: 'document', search_query: 'query', search_document: 'document' } });
+}
+
 export function resolveEmbedderOptions(options: EmbedderOptions, defaultModelPath: string): ResolvedEmbedderOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('embedder options must be an object');
+  checkEmbedderOptionKeys(options);
   const resolved = { ...EMBEDDER_DEFAULTS, ...definedOnly(options) };
   if (typeof resolved.model !== 'string' || resolved.model.trim() === '') throw invalidInput('embedder model must be a non-empty string');
   if (!DEVICES.includes(resolved.device)) throw invalidInput(`embedder device must be one of ${DEVICES.join(', ')}`, { device: resolved.device });

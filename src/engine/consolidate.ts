@@ -88,7 +88,8 @@ export async function consolidate(parts: ConsolidationParts, options: unknown = 
       try {
         const { project, scope } = members[0]!;
         const home = { ...(project === undefined ? {} : { project }), ...(scope === undefined ? {} : { scope }) };
-        summary = recordFromInput({ ...home, text: answer.value, createdAt: Math.max(...members.map((m) => m.createdAt)), kind: SUMMARY_KIND, meta: { formation: 'summary' } }, now, parts.limits, 'summary');
+        // 'record': its date is its members' newest, stored already (an imported one may predate 1973).
+        summary = recordFromInput({ ...home, text: answer.value, createdAt: Math.max(...members.map((m) => m.createdAt)), kind: SUMMARY_KIND, meta: { formation: 'summary' } }, now, parts.limits, 'summary', 'record');
       } catch (error) {
         fallback = fallbackOf('unreadable', `the language model's answer could not be read: ${errorText(error)}`);
         break;

@@ -10,6 +10,8 @@
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
 import { LexicalIndex } from '../lexical/lexical-index.js';
 import type { IndexSnapshot } from '../lexical/snapshot.js';
+import { checkSearchOptionKeys } from '../search/option-keys.js';
+import { checkedFirst, checkMessageKeys, checkMethodOptionKeys } from './method-options.js';
 import { LONG_MEMORY_SEARCH, resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { runPipeline } from '../search/pipeline.js';
 import type { PipelineState } from '../search/state.js';
@@ -188,7 +190,7 @@ class EngramEngine implements Engine {
 
   remember(conversation: string | ConversationMessage[], options?: RememberOptions): Promise<RememberResult> {
     this.checkOpen();
-    return this.afterWrite(remember(this.formation, conversation, options));
+    return checkedFirst(() => (checkMethodOptionKeys('remember', options), checkMessageKeys(conversation)), () => this.afterWrite(remember(this.formation, conversation, options)));
   }
 
   consolidate(options?: ConsolidateOptions): Promise<ConsolidateResult> {
@@ -196,7 +198,7 @@ class EngramEngine implements Engine {
     const { llm, clock, limits, supersedeThreshold, calibrateSimilarity: calibrate } = this.options;
     const { records, associations } = this;
     const write = this.formation.write;
-    return this.formations.run(() => consolidate({ llm, clock, limits, records, index: this.vectors.index, associations, supersedeThreshold, calibrate, write }, options));
+    return checkedFirst(() => checkMethodOptionKeys('consolidate', options), () => this.formations.run(() => consolidate({ llm, clock, limits, records, index: this.vectors.index, associations, supersedeThreshold, calibrate, write }, options)));
   }
 
   /** What formation reads and writes: candidates come from a search that changes nothing (no touch, no model stage). */
@@ -226,6 +228,7 @@ class EngramEngine implements Engine {
     this.checkOpen();
     if (typeof query !== 'string') throw invalidInput(`search query must be a string, got ${typeof query}`);
     const collection = this.lexical.longMemories() ? LONG_MEMORY_SEARCH : undefined;
+    checkSearchOptionKeys(options);
     const resolved = validateSearchOptions(resolveSearchOptions(collection, this.options.search, options));
     const state: PipelineState = {
       ...this.vectors.searchSide(),
@@ -261,7 +264,7 @@ class EngramEngine implements Engine {
 
   link(from: string, to: string, kind: LinkKind, options?: { confidence?: number }): Promise<Link> {
     this.checkOpen();
-    return this.provenance.link(from, to, kind, options);
+    return checkedFirst(() => checkMethodOptionKeys('link', options), () => this.provenance.link(from, to, kind, options));
   }
 
   unlink(from: string, to: string, kind?: LinkKind): Promise<number> {
@@ -281,6 +284,7 @@ class EngramEngine implements Engine {
 
   async why(id: string, options?: WhyOptions): Promise<Why> {
     this.checkOpen();
+    checkMethodOptionKeys('why', options);
     return this.provenance.why(id, options);
   }
 
@@ -313,6 +317,7 @@ class EngramEngine implements Engine {
 
   async timeline(id: string, options: TimelineOptions = {}): Promise<Timeline> {
     this.checkOpen();
+    checkMethodOptionKeys('timeline', options);
     return timeline(id, options, this.records, this.threads);
   }
 

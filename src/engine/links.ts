@@ -4,13 +4,9 @@
  */
 import { invalidInput } from '../errors.js';
 import { linkKey } from '../store/graph-rows.js';
-import type { Link, LinkKind, WhyOptions } from '../types.js';
+import { LINK_KINDS, type Link, type LinkKind, type WhyOptions } from '../types.js';
 import { describeValue } from '../util/describe.js';
 
-export const LINK_KINDS: readonly LinkKind[] = Object.freeze([
-  'causes', 'caused_by', 'derives_from', 'contradicts', 'edits', 'references', 'calls', 'imports', 'extends',
-  'implements', 'instantiates', 'similar_to',
-]);
 const KNOWN_KINDS: ReadonlySet<string> = new Set(LINK_KINDS);
 
 /** Most edges `why` returns. */

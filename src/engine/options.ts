@@ -2,6 +2,7 @@
 import { invalidInput, type EngramError } from '../errors.js';
 import type { IndexSnapshot } from '../lexical/snapshot.js';
 import { DEFAULT_MAX_QUERY_CHARS, type LexicalOptions } from '../lexical/lexical-index.js';
+import { checkSearchOptionKeys } from '../search/option-keys.js';
 import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from '../search/options.js';
 import { defaultLearningOptions, MAX_SESSIONS, type LearningOptions } from '../search/reinforce.js';
 import { memoryStore } from '../store/memory-store.js';
@@ -13,6 +14,7 @@ import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { ConsolidateOptions, Embedder, Progress } from '../types.js';
 import { QuantizedScan } from '../vector/quantized-scan.js';
 import type { VectorScan } from '../vector/scan.js';
+import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 import { defaultRecordLimits, type RecordLimits } from './validate.js';
 
 export interface EngineOptions {
@@ -105,6 +107,82 @@ export interface EngineOptions {
   sync?: SyncOptions;
 }
 
+/**
+ * Every engine option, checked against `EngineOptions` at compile time; `createEngine` refuses any other name.
+ * `supersede` is declared here ahead of its type (the intersection goes once `EngineOptions` has it).
+ */
+export const ENGINE_OPTION_KEYS = keysOf<EngineOptions & { supersede?: unknown }>({
+  store: true,
+  embedder: true,
+  llm: true,
+  reranker: true,
+  clock: true,
+  search: true,
+  supersede: true,
+  supersedeThreshold: true,
+  calibrateSimilarity: true,
+  lexical: true,
+  limits: true,
+  maxTextLength: true,
+  embedBatchSize: true,
+  vectorScan: true,
+  vectorMemory: true,
+  compactVectorsFrom: true,
+  onIndexProgress: true,
+  onBackgroundError: true,
+  indexSnapshot: true,
+  residentRecords: true,
+  recordCacheSize: true,
+  learning: true,
+  consolidation: true,
+  sync: true,
+} satisfies KeySet<EngineOptions & { supersede?: unknown }>);
+
+const LIMIT_KEYS = keysOf<RecordLimits>({
+  maxTextLength: true,
+  maxTags: true,
+  maxTagLength: true,
+  maxLabelLength: true,
+  maxMetaBytes: true,
+  maxMetaDepth: true,
+  maxRecordsPerCall: true,
+} satisfies KeySet<RecordLimits>);
+
+const LEARNING_KEYS = keysOf<LearningOptions>({
+  directBoost: true,
+  associativeBoost: true,
+  spacingDays: true,
+  maxSpacingFactor: true,
+  associationStep: true,
+  associationDecayDays: true,
+  maxAssociations: true,
+  core: true,
+} satisfies KeySet<LearningOptions>);
+
+const LEXICAL_KEYS = keysOf<LexicalOptions>({
+  stopWords: true,
+  stem: true,
+  processTerm: true,
+  fieldBoost: true,
+  bm25: true,
+  matchedTermsFactor: true,
+  prefix: true,
+  fuzzy: true,
+  maxQueryTerms: true,
+  maxQueryChars: true,
+} satisfies KeySet<LexicalOptions>);
+
+const SYNC_KEYS = keysOf<SyncOptions>({
+  transport: true,
+  passphrase: true,
+  key: true,
+  iterations: true,
+  prefix: true,
+  intervalMs: true,
+  snapshotEvery: true,
+  retainMs: true,
+} satisfies KeySet<SyncOptions>);
+
 /** `EngineOptions` checked once, with every default filled in. */
 export interface ResolvedEngineOptions {
   store: Store;
@@ -137,8 +215,15 @@ export interface ResolvedEngineOptions {
 
 /** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults. */
 export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('createEngine options must be an object');
+  checkKnownKeys(options, ENGINE_OPTION_KEYS, { aliases: { embeddings: 'embedder', model: 'embedder', db: 'store', database: 'store', now: 'clock' } });
+  checkKnownKeys(options.lexical, LEXICAL_KEYS, { prefix: 'lexical.' });
+  checkKnownKeys(options.lexical?.fieldBoost, ['text', 'tags'], { prefix: 'lexical.fieldBoost.' });
+  checkKnownKeys(options.lexical?.bm25, ['k', 'b', 'd'], { prefix: 'lexical.bm25.' });
+  checkKnownKeys(options.sync, SYNC_KEYS, { prefix: 'sync.' });
   const clock = options.clock ?? Date.now;
   const search = options.search ?? {};
+  checkSearchOptionKeys(search);
   validateSearchOptions(resolveSearchOptions(search));
   const limits = resolveLimits(options);
   const sync = options.sync === undefined ? null : new Sync(options.store ?? memoryStore(), options.sync, clock, limits.maxRecordsPerCall);
@@ -196,6 +281,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
 function resolveConsolidation(value: EngineOptions['consolidation']): ResolvedEngineOptions['consolidation'] {
   if (value === undefined || value === false) return false;
   if (typeof value !== 'object' || value === null) throw invalidInput('consolidation must be false or { idleMs, options? }');
+  checkKnownKeys(value, ['idleMs', 'options'], { prefix: 'consolidation.' });
   const { idleMs, options = {} } = value;
   if (typeof idleMs !== 'number' || !(idleMs > 0 && idleMs <= 2 ** 31 - 1)) throw invalidInput(`consolidation.idleMs must be a positive number of milliseconds up to ${2 ** 31 - 1}, got ${String(idleMs)}`);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('consolidation.options must be an object');
@@ -205,6 +291,7 @@ function resolveConsolidation(value: EngineOptions['consolidation']): ResolvedEn
 /** `defaultLearningOptions` with the caller's fields over them, checked. */
 function resolveLearning(options: Partial<LearningOptions> | undefined): LearningOptions {
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) throw invalidInput('learning must be an object');
+  checkKnownKeys(options, LEARNING_KEYS, { prefix: 'learning.' });
   const merged: LearningOptions = { ...defaultLearningOptions };
   for (const key of Object.keys(defaultLearningOptions) as (keyof LearningOptions)[]) {
     if (options?.[key] !== undefined) (merged as unknown as Record<string, unknown>)[key] = options[key];
@@ -222,6 +309,7 @@ function resolveLearning(options: Partial<LearningOptions> | undefined): Learnin
   const core = merged.core;
   if (core !== false) {
     if (typeof core !== 'object' || core === null) fail('core', 'false or { accessCount, stability, sessions }', core);
+    checkKnownKeys(core, ['accessCount', 'stability', 'sessions'], { prefix: 'learning.core.' });
     if (!(Number.isInteger(core.accessCount) && core.accessCount >= 0)) fail('core.accessCount', 'an integer ≥ 0', core.accessCount);
     if (!(core.stability >= 0 && core.stability <= 1)) fail('core.stability', 'a number from 0 to 1', core.stability);
     if (!(Number.isInteger(core.sessions) && core.sessions >= 0 && core.sessions <= MAX_SESSIONS)) fail('core.sessions', `an integer from 0 to ${MAX_SESSIONS}`, core.sessions);
@@ -234,6 +322,7 @@ function resolveLimits(options: EngineOptions): RecordLimits {
   if (options.limits !== undefined && (typeof options.limits !== 'object' || options.limits === null)) {
     throw invalidInput('limits must be an object of record limits');
   }
+  checkKnownKeys(options.limits, LIMIT_KEYS, { prefix: 'limits.' });
   const merged: RecordLimits = { ...defaultRecordLimits };
   if (options.maxTextLength !== undefined) merged.maxTextLength = options.maxTextLength;
   for (const key of Object.keys(defaultRecordLimits) as (keyof RecordLimits)[]) {

@@ -8,6 +8,7 @@ import { EngramError, ErrorCode, invalidInput } from '../errors.js';
 import { toEpochMs } from '../util/dates.js';
 import { describeValue } from '../util/describe.js';
 import { checkId, isWellFormed, newId } from '../util/ids.js';
+import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 import { cloneRecord } from './copy.js';
 import type { MemoryInput, MemoryPatch, MemoryRecord } from '../types.js';
 
@@ -52,16 +53,69 @@ function checkWellFormed(value: string, field: string): string {
   return value;
 }
 
-/** A new record from an input. `now` fills createdAt. */
-export function recordFromInput(input: unknown, now: number, limits: RecordLimits, where = 'memory'): MemoryRecord {
+/**
+ * Below this, a positive epoch-ms `createdAt` is a date before 3 March 1973: for a memory, that is a time in seconds
+ * (`1714000000` is April 2024 in seconds and 20 January 1970 in ms), refused rather than stored 50 years early.
+ */
+export const SECONDS_LIKE_BELOW_MS = 1e11;
+
+/** `toEpochMs`, refusing a number that can only be seconds (0 < n < SECONDS_LIKE_BELOW_MS). */
+function createdAtOf(value: unknown, field: string): number {
+  const ms = toEpochMs(value, field);
+  if (typeof value === 'number' && ms > 0 && ms < SECONDS_LIKE_BELOW_MS) {
+    throw invalidInput(`${field} is ${ms}, which looks like seconds: dates are epoch milliseconds (${ms} s is ${new Date(ms * 1000).toISOString().slice(0, 10)}; pass ${ms * 1000})`, { field, value: ms });
+  }
+  return ms;
+}
+
+/** Every field of a `MemoryInput` (add, and what formation writes): any other is refused. */
+export const MEMORY_INPUT_FIELDS = keysOf<MemoryInput>({
+  id: true,
+  text: true,
+  createdAt: true,
+  priority: true,
+  pinned: true,
+  project: true,
+  scope: true,
+  tags: true,
+  kind: true,
+  validUntil: true,
+  quality: true,
+  core: true,
+  meta: true,
+} satisfies KeySet<MemoryInput>);
+
+/** Every field of a `MemoryRecord` (import: records as `export` gave them): an input's, and the bookkeeping. */
+export const MEMORY_RECORD_FIELDS: readonly (keyof MemoryRecord)[] = Object.freeze([
+  ...(MEMORY_INPUT_FIELDS satisfies readonly (keyof MemoryRecord)[]),
+  ...keysOf<Omit<MemoryRecord, keyof MemoryInput>>({
+    supersededBy: true,
+    accessCount: true,
+    lastAccessedAt: true,
+    updatedAt: true,
+    stability: true,
+    sessions: true,
+  } satisfies KeySet<Omit<MemoryRecord, keyof MemoryInput>>),
+]);
+
+/** Names people reach for: `{ tag }`, `{ content }`. */
+const FIELD_ALIASES = { tag: 'tags', content: 'text', body: 'text', date: 'createdAt', timestamp: 'createdAt', created: 'createdAt', metadata: 'meta', type: 'kind', expires: 'validUntil', expiresat: 'validUntil' };
+
+/**
+ * A new record from an input. `now` fills createdAt. `as: 'record'` (import) takes the fields of a stored record and
+ * its createdAt as it was stored, seconds-like or not, so an export always imports again.
+ */
+export function recordFromInput(input: unknown, now: number, limits: RecordLimits, where = 'memory', as: 'input' | 'record' = 'input'): MemoryRecord {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw invalidInput(`${where} must be an object with a text field, got ${describeValue(input)}`);
   }
+  checkKnownKeys(input, as === 'input' ? MEMORY_INPUT_FIELDS : MEMORY_RECORD_FIELDS, { noun: 'field', prefix: `${where}.`, aliases: FIELD_ALIASES });
   const value = input as MemoryInput;
+  const createdAt = as === 'input' ? createdAtOf : toEpochMs;
   const record: MemoryRecord = {
     id: value.id === undefined ? newId() : checkId(value.id, where),
     text: checkText(value.text, limits, where),
-    createdAt: value.createdAt === undefined ? now : toEpochMs(value.createdAt, `${where}.createdAt`),
+    createdAt: value.createdAt === undefined ? now : createdAt(value.createdAt, `${where}.createdAt`),
     priority: value.priority === undefined ? 1 : checkPriority(value.priority, where),
     pinned: value.pinned === undefined ? false : checkBoolean(value.pinned, `${where}.pinned`),
     tags: value.tags === undefined ? [] : checkTags(value.tags, limits, where),
@@ -73,7 +127,7 @@ export function recordFromInput(input: unknown, now: number, limits: RecordLimit
 
 /** A record as exported earlier (bookkeeping kept when valid), or a plain input. */
 export function recordFromImport(input: unknown, now: number, limits: RecordLimits, where: string): MemoryRecord {
-  const record = recordFromInput(input, now, limits, where);
+  const record = recordFromInput(input, now, limits, where, 'record');
   const value = input as Partial<MemoryRecord>;
   if (value.accessCount !== undefined) {
     if (!Number.isInteger(value.accessCount) || value.accessCount < 0) throw invalidInput(`${where}.accessCount must be an integer ≥ 0`);
@@ -101,12 +155,13 @@ export function applyPatch(record: MemoryRecord, patch: unknown, now: number, li
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     throw invalidInput(`patch must be an object, got ${describeValue(patch)}`);
   }
+  checkKnownKeys(patch, MEMORY_INPUT_FIELDS, { noun: 'field', prefix: 'patch.', aliases: FIELD_ALIASES });
   const p = patch as MemoryPatch & { id?: unknown };
   if ('id' in p && p.id !== undefined && p.id !== record.id) throw invalidInput('patch cannot change a memory id');
   const where = `patch for "${record.id}"`;
   const next: MemoryRecord = { ...cloneRecord(record), updatedAt: now };
   if (p.text !== undefined) next.text = checkText(p.text, limits, where);
-  if (p.createdAt !== undefined) next.createdAt = p.createdAt === null ? record.createdAt : toEpochMs(p.createdAt, `${where}.createdAt`);
+  if (p.createdAt !== undefined) next.createdAt = p.createdAt === null ? record.createdAt : createdAtOf(p.createdAt, `${where}.createdAt`);
   if (p.priority !== undefined) next.priority = p.priority === null ? 1 : checkPriority(p.priority, where);
   if (p.pinned !== undefined) next.pinned = p.pinned === null ? false : checkBoolean(p.pinned, `${where}.pinned`);
   if (p.tags !== undefined) next.tags = p.tags === null ? [] : checkTags(p.tags, limits, where);

@@ -8,6 +8,7 @@ import { McpServer, type ReadResourceCallback } from '@modelcontextprotocol/sdk/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { EngramError, ErrorCode, invalidInput, isEngramError } from '../errors.js';
+import { checkKnownKeys } from '../util/keys.js';
 import type { Engine } from '../engine/engine.js';
 import { compileEligibility } from '../search/filter.js';
 import { MAX_K, type SearchFilter, type SearchOptions } from '../search/options.js';
@@ -118,13 +119,57 @@ function toolError(error: unknown): CallToolResult {
 const id = z.string().min(1).describe('A memory id, as remember or recall returned it.');
 const date = z.union([z.string(), z.number()]).describe('An ISO-8601 date (YYYY-MM-DD or a full timestamp) or epoch ms.');
 
+const rememberShape = {
+  text: z.string().min(1).describe('The memory, as one self-contained sentence.'),
+  tags: z.array(z.string().min(1)).optional().describe('Short labels to file it under.'),
+  project: z.string().min(1).optional().describe('The project it belongs to, if any.'),
+};
+const filterShape = {
+  projects: z.array(z.string().min(1)).optional().describe('Only memories of these projects.'),
+  tags: z.array(z.string().min(1)).optional().describe('Only memories carrying every one of these tags.'),
+  since: date.optional(),
+  until: date.optional(),
+};
+const recallShape = {
+  query: z.string().min(1).describe('What to look for, in natural language.'),
+  k: z.number().int().min(1).max(MAX_K).optional().describe('How many memories at most (default 5).'),
+  project: z.string().min(1).optional().describe("The current project: its memories rank higher (others are still found)."),
+  filter: z.looseObject(filterShape).optional().describe('Hard filters: memories outside them are never returned.'),
+};
+const idsShape = (what: string) => ({ ids: z.array(id).min(1).describe(`Ids of the memories to ${what}.`) });
+const forgetShape = idsShape('forget');
+const restoreShape = idsShape('restore (the ids forgotten listed)');
+const pinShape = { id, pinned: z.boolean().optional().describe('Default true.') };
+const timelineShape = {
+  id,
+  before: z.number().int().min(0).max(100).optional().describe('Memories before it (default 3).'),
+  after: z.number().int().min(0).max(100).optional().describe('Memories after it (default 3).'),
+};
+const whyShape = {
+  id,
+  depth: z.number().int().min(1).max(10).optional().describe('Hops to follow (default 4).'),
+  direction: z.enum(['out', 'in', 'both']).optional().describe("Follow links out of each memory, into it, or both (default 'out')."),
+};
+
+/** INVALID_INPUT for an argument the tool's schema does not have (and in `filter`, a field it does not have). */
+function checkArguments(args: unknown, shape: z.ZodRawShape): void {
+  const aliases = { limit: 'k', topk: 'k', top_k: 'k', content: 'text', tag: 'tags', memory: 'id', ids: 'id' };
+  checkKnownKeys(args, Object.keys(shape), { noun: 'argument', aliases });
+  if (shape === recallShape) checkKnownKeys((args as { filter?: unknown }).filter, Object.keys(filterShape), { noun: 'argument', prefix: 'filter.', aliases: { project: 'projects', tag: 'tags' } });
+}
+
 /** `confinement`: the options, or the Confinement the caller made of them (engram-mcp's, shared with its commands). */
 export function createMcpServer(lease: EngineLease, version: string, confinement: McpServerOptions | Confinement = {}): McpServer {
   const confined = confinement instanceof Confinement ? confinement : new Confinement(confinement);
   const { trash, visible, trashDays: days } = confined;
   const server = new McpServer({ name: 'engram', version });
-  const call = <A>(body: (engine: Engine, args: A, store: Store) => Promise<CallToolResult>, writes = false) => async (args: A): Promise<CallToolResult> => {
+  /**
+   * A tool's body on the lease. `shape` is the tool's input schema, whose keys are the only arguments it takes: an
+   * object schema would drop any other without a word, so the schemas are loose and this refuses them by name.
+   */
+  const call = <A>(shape: z.ZodRawShape, body: (engine: Engine, args: A, store: Store) => Promise<CallToolResult>, writes = false) => async (args: A): Promise<CallToolResult> => {
     try {
+      checkArguments(args, shape);
       return await lease.use((engine, store) => body(engine, args, store), { writes });
     } catch (error) {
       return toolError(error);
@@ -135,12 +180,8 @@ export function createMcpServer(lease: EngineLease, version: string, confinement
 
   writer('remember', {
     description: 'Store a fact, preference or decision in long-term memory, to be recalled in later conversations. Returns its id.',
-    inputSchema: {
-      text: z.string().min(1).describe('The memory, as one self-contained sentence.'),
-      tags: z.array(z.string().min(1)).optional().describe('Short labels to file it under.'),
-      project: z.string().min(1).optional().describe('The project it belongs to, if any.'),
-    },
-  }, call(async (engine, { text, tags, project }: { text: string; tags?: string[]; project?: string }) => {
+    inputSchema: z.looseObject(rememberShape),
+  }, call(rememberShape, async (engine, { text, tags, project }: { text: string; tags?: string[]; project?: string }) => {
     const input: MemoryInput = { text };
     if (tags !== undefined) input.tags = tags;
     const [stored] = await engine.add(confined.stamp(input, project));
@@ -150,18 +191,8 @@ export function createMcpServer(lease: EngineLease, version: string, confinement
   server.registerTool('recall', {
     description:
       'Search long-term memory (keywords and meaning). Returns a dated context block of the best memories, then the hits as JSON with their ids and how each was ranked (explain).',
-    inputSchema: {
-      query: z.string().min(1).describe('What to look for, in natural language.'),
-      k: z.number().int().min(1).max(MAX_K).optional().describe('How many memories at most (default 5).'),
-      project: z.string().min(1).optional().describe("The current project: its memories rank higher (others are still found)."),
-      filter: z.object({
-        projects: z.array(z.string().min(1)).optional().describe('Only memories of these projects.'),
-        tags: z.array(z.string().min(1)).optional().describe('Only memories carrying every one of these tags.'),
-        since: date.optional(),
-        until: date.optional(),
-      }).optional().describe('Hard filters: memories outside them are never returned.'),
-    },
-  }, call(async (engine, { query, k, project, filter }: { query: string; k?: number; project?: string; filter?: { projects?: string[]; tags?: string[]; since?: string | number; until?: string | number } }) => {
+    inputSchema: z.looseObject(recallShape),
+  }, call(recallShape, async (engine, { query, k, project, filter }: { query: string; k?: number; project?: string; filter?: { projects?: string[]; tags?: string[]; since?: string | number; until?: string | number } }) => {
     const search: Partial<SearchOptions> = {};
     // A read-only client leaves no trace either: no access counts, reinforcement or associations from its searches.
     if (confined.readOnly) search.touch = false;
@@ -179,8 +210,8 @@ export function createMcpServer(lease: EngineLease, version: string, confinement
 
   writer('forget', {
     description: `Forget memories by id (the ids recall returned), when the user asks to forget them or they are wrong. They leave recall at once; the user can restore them for ${days} days.`,
-    inputSchema: { ids: z.array(id).min(1).describe('Ids of the memories to forget.') },
-  }, call(async (engine, { ids }: { ids: string[] }, store) => {
+    inputSchema: z.looseObject(forgetShape),
+  }, call(forgetShape, async (engine, { ids }: { ids: string[] }, store) => {
     const records: MemoryRecord[] = [];
     for (const memory of new Set(ids)) {
       const record = await engine.get(memory);
@@ -191,33 +222,29 @@ export function createMcpServer(lease: EngineLease, version: string, confinement
 
   server.registerTool('forgotten', {
     description: `The memories forgotten in the last ${days} days, most recent first, with their ids for restore.`,
-    inputSchema: {},
-  }, call(async (_engine, _args: Record<string, never>, store) => {
+    inputSchema: z.looseObject({}),
+  }, call({}, async (_engine, _args: Record<string, unknown>, store) => {
     const entries = await trash.list(store, visible);
     return json(entries.map((entry) => ({ ...brief(entry.record), forgottenAt: new Date(entry.forgottenAt).toISOString() })));
   }));
 
   writer('restore', {
     description: 'Bring back forgotten memories by id (the ids forgotten listed).',
-    inputSchema: { ids: z.array(id).min(1).describe('Ids of the forgotten memories to restore.') },
-  }, call(async (engine, { ids }: { ids: string[] }, store) => json(await trash.restore(engine, store, ids, visible)), true));
+    inputSchema: z.looseObject(restoreShape),
+  }, call(restoreShape, async (engine, { ids }: { ids: string[] }, store) => json(await trash.restore(engine, store, ids, visible)), true));
 
   writer('pin', {
     description: 'Pin a memory (listed in engram://memories/pinned), or unpin it with pinned: false.',
-    inputSchema: { id, pinned: z.boolean().optional().describe('Default true.') },
-  }, call(async (engine, { id: memory, pinned }: { id: string; pinned?: boolean }) => {
+    inputSchema: z.looseObject(pinShape),
+  }, call(pinShape, async (engine, { id: memory, pinned }: { id: string; pinned?: boolean }) => {
     await confined.get(engine, memory);
     return json(brief(await engine.pin(memory, pinned ?? true)));
   }));
 
   server.registerTool('timeline', {
     description: 'The memories stored just before and after one memory: in its thread, or by date when it has none.',
-    inputSchema: {
-      id,
-      before: z.number().int().min(0).max(100).optional().describe('Memories before it (default 3).'),
-      after: z.number().int().min(0).max(100).optional().describe('Memories after it (default 3).'),
-    },
-  }, call(async (engine, { id: memory, ...around }: { id: string; before?: number; after?: number }) => {
+    inputSchema: z.looseObject(timelineShape),
+  }, call(timelineShape, async (engine, { id: memory, ...around }: { id: string; before?: number; after?: number }) => {
     await confined.get(engine, memory);
     const { anchor, before, after, by } = await engine.timeline(memory, around);
     // Neighbours outside what this server sees are left out (so a confined timeline may be shorter).
@@ -226,12 +253,8 @@ export function createMcpServer(lease: EngineLease, version: string, confinement
 
   server.registerTool('why', {
     description: 'The provenance of a memory: the links (causes, derives_from, edits…) reached from it, and the memories they join.',
-    inputSchema: {
-      id,
-      depth: z.number().int().min(1).max(10).optional().describe('Hops to follow (default 4).'),
-      direction: z.enum(['out', 'in', 'both']).optional().describe("Follow links out of each memory, into it, or both (default 'out')."),
-    },
-  }, call(async (engine, { id: memory, ...around }: { id: string; depth?: number; direction?: 'out' | 'in' | 'both' }) => {
+    inputSchema: z.looseObject(whyShape),
+  }, call(whyShape, async (engine, { id: memory, ...around }: { id: string; depth?: number; direction?: 'out' | 'in' | 'both' }) => {
     await confined.get(engine, memory);
     const { root, edges, memories, truncated } = await engine.why(memory, around);
     // A link to a memory this server may not see is left out with it: its id would say it exists.

@@ -1,6 +1,6 @@
 /** Stage timing, candidate counts and language-model tokens for the search trace. */
 import type { TokenUsage } from './llm-stage.js';
-import type { Trace, TraceQuery, TraceStage, Understanding } from '../types.js';
+import type { Trace, TraceQuery, TraceStage, TraceStageName, Understanding } from '../types.js';
 
 export const now: () => number =
   typeof performance !== 'undefined' && typeof performance.now === 'function' ? () => performance.now() : () => Date.now();
@@ -17,7 +17,7 @@ export class Tracer {
   private llmCalls = 0;
 
   /** Times `run`, records one stage with `in` and the count `out` derives from the result. */
-  stage<T>(name: string, inCount: number, run: () => T, outCount: (result: T) => number, note?: (result: T) => string | undefined): T {
+  stage<T>(name: TraceStageName, inCount: number, run: () => T, outCount: (result: T) => number, note?: (result: T) => string | undefined): T {
     const start = now();
     const result = run();
     this.record(name, inCount, outCount(result), now() - start, { note: note?.(result) });
@@ -26,7 +26,7 @@ export class Tracer {
 
   /** As `stage`, for async work; `report` may add the tokens of a language-model call. */
   async stageAsync<T>(
-    name: string,
+    name: TraceStageName,
     inCount: number,
     run: () => Promise<T>,
     outCount: (result: T) => number,
@@ -62,7 +62,7 @@ export class Tracer {
     return trace;
   }
 
-  private record(name: string, inCount: number, out: number, ms: number, { note, usage }: StageReport): void {
+  private record(name: TraceStageName, inCount: number, out: number, ms: number, { note, usage }: StageReport): void {
     const entry: TraceStage = { name, in: inCount, out, ms, promptTokens: usage?.promptTokens ?? 0, completionTokens: usage?.completionTokens ?? 0 };
     if (usage) this.llmCalls++;
     if (note) entry.note = note;

@@ -96,6 +96,27 @@ describe('engramTools with generateText', () => {
     await memory.close();
   });
 
+  test('an argument the model made up is refused by name, with the one it meant, as a tool error; nothing is stored', async () => {
+    const memory = await engine();
+    const model = new MockLanguageModelV3({ doGenerate: [call('c1', 'remember', { text: 'Grandma likes tulips', tag: ['family'] }), call('c2', 'recall', { query: 'flowers', limit: 1 }), say('ok')] });
+    const result = await generateText({ model, tools: engramTools({ memory }), stopWhen: stepCountIs(4), prompt: 'hi' });
+    const errors = result.steps.flatMap((step) => step.content.filter((part) => part.type === 'tool-error'));
+    expect(errors.map((part) => [part.toolName, (part.error as Error).message])).toEqual([
+      ['remember', expect.stringContaining("unknown argument 'tag' (did you mean 'tags'?)")],
+      ['recall', expect.stringContaining("unknown argument 'limit' (did you mean 'k'?)")],
+    ]);
+    expect((await memory.stats()).memories).toBe(0);
+    await memory.close();
+  });
+
+  test('refuses misspelt options of its own, of its searches and of its defaults', async () => {
+    const memory = await engine();
+    expect(() => engramTools({ memory, searchOption: {} } as never)).toThrow("unknown engramTools option 'searchOption' (did you mean 'searchOptions'?)");
+    expect(() => engramTools({ memory, searchOptions: { topK: 3 } } as never)).toThrow("unknown search option 'topK' (did you mean 'k'?)");
+    expect(() => engramTools({ memory, defaults: { scop: 'personal' } } as never)).toThrow("unknown field 'defaults.scop' (did you mean 'defaults.scope'?)");
+    await memory.close();
+  });
+
   test('refuses a memory that cannot write, with a coded error', async () => {
     const memory = await engine();
     expect(() => engramTools({ memory: { search: memory.search.bind(memory) } as never })).toThrow(

@@ -70,6 +70,14 @@ describe('EngramRetriever', () => {
     await engine.close();
   });
 
+  test('refuses a misspelt search option at construction, naming the one meant', async () => {
+    const engine = await engineWithMemories();
+    expect(() => new EngramRetriever({ memory: engine, searchOptions: { limit: 2 } as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', message: expect.stringContaining("unknown search option 'limit' (did you mean 'k'?)") }),
+    );
+    await engine.close();
+  });
+
   test('refuses anything that cannot search, with a coded error', () => {
     expect(() => new EngramRetriever({ memory: {} as never })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
     expect(() => new EngramRetriever(undefined as never)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));

@@ -16,6 +16,7 @@ import {
 } from '../../../src/client/methods.js';
 import { createEngine, memoryStore, type Engine } from '../../../src/index.js';
 import { testEmbedder } from '../helpers/embedder.js';
+import { openHost } from '../../../worker/host.js';
 
 const timeouts = { callMs: 111, writeMs: 222, openMs: 333 };
 
@@ -178,5 +179,30 @@ describe('kind', () => {
       expect(writes > 0 ? 'write' : 'read', method).toBe(MEMORY_METHODS[method].kind);
       await engine.close();
     }
+  });
+});
+
+describe("the table's steps in the calling tab and on a retry", () => {
+  const tab = (defaults: object | undefined) => {
+    let n = 0;
+    return { newId: () => `new-${++n}`, withSearchDefaults: (options: unknown) => (defaults ? { ...defaults, ...(options as object) } : undefined) };
+  };
+
+  it("add gives every input without an id one in the calling tab; search puts this tab's defaults under the call's", () => {
+    expect(MEMORY_METHODS.add.inTab([[{ text: 'a' }, { id: 'kept', text: 'b' }]], tab(undefined))).toEqual([[{ text: 'a', id: 'new-1' }, { id: 'kept', text: 'b' }]]);
+    expect(MEMORY_METHODS.add.inTab([{ text: 'a' }], tab(undefined))).toEqual([{ text: 'a', id: 'new-1' }]);
+    expect(MEMORY_METHODS.search.inTab(['q'], tab(undefined))).toEqual(['q']);
+    expect(MEMORY_METHODS.search.inTab(['q', { k: 2 }], tab({ k: 9, tokenBudget: 100 }))).toEqual(['q', { k: 2, tokenBudget: 100 }]);
+  });
+
+  it('a re-sent add whose ids are all stored is answered with them; one that meets an id stored by another call fails', async () => {
+    const host = await openHost({ name: 'retry', storage: 'memory', embedder: null, loadEmbedder: () => Promise.reject(new Error('no model here')) });
+    await host.call('add', [[{ id: 'a', text: 'first' }, { id: 'b', text: 'second' }]]);
+    expect(await host.call('add', [[{ id: 'a', text: 'first' }, { id: 'b', text: 'second' }]], undefined, true)).toEqual(['a', 'b']);
+    await expect(host.call('add', [[{ id: 'a', text: 'first' }, { id: 'c', text: 'third' }]], undefined, true)).rejects.toMatchObject({ code: 'DUPLICATE_ID' });
+    // Not a retry: the same add is a duplicate.
+    await expect(host.call('add', [{ id: 'a', text: 'first' }])).rejects.toMatchObject({ code: 'DUPLICATE_ID' });
+    expect(await host.call('count', [])).toBe(2);
+    await host.close();
   });
 });

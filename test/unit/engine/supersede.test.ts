@@ -61,7 +61,7 @@ describe('supersede over a batch', () => {
         fc.constantFrom(8, 32),
         async (batches, threshold, calibrate, dim) => {
           let n = 0;
-          const inputs = batches.map((batch) => batch.map((m) => ({ id: `m${n++}`, text: m.text, createdAt: m.day * 1000 })));
+          const inputs = batches.map((batch) => batch.map((m) => ({ id: `m${n++}`, text: m.text, createdAt: Date.UTC(2024, 0, 1) + m.day * 1000 })));
           const expected = naiveSupersede(inputs, dim, threshold, calibrate);
           for (const vectorScan of [undefined, () => exactScan]) {
             const engine = await createEngine({ embedder: testEmbedder({ dim }), supersede: 'similar', supersedeThreshold: threshold, calibrateSimilarity: calibrate, vectorScan });

@@ -9,8 +9,11 @@ import { runs } from '../helpers/tier.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 
-const turn = (id: string, thread: string | undefined, createdAt: number, extra: Partial<MemoryInput> = {}): MemoryInput => ({
-  id, text: `memory ${id}`, createdAt, ...(thread === undefined ? {} : { meta: { thread } }), ...extra,
+/** The memories' times are milliseconds after T0 (a small epoch-ms createdAt reads as seconds and is refused). */
+const T0 = Date.UTC(2024, 0, 1);
+
+const turn = (id: string, thread: string | undefined, at: number, extra: Partial<MemoryInput> = {}): MemoryInput => ({
+  id, text: `memory ${id}`, createdAt: T0 + at, ...(thread === undefined ? {} : { meta: { thread } }), ...extra,
 });
 
 /** A timeline as ids: [before…], anchor, [after…], by. */
@@ -25,9 +28,9 @@ async function engineWith(memories: MemoryInput[]) {
 describe('timeline: in a thread', () => {
   it('returns up to 3 memories each side by default, oldest first, from the anchor thread only', async () => {
     const engine = await engineWith([
-      ...['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'].map((id, i) => turn(id, 'A', NOW - 1000 + i)),
-      turn('b0', 'B', NOW - 996),
-      turn('loose', undefined, NOW - 996),
+      ...['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'].map((id, i) => turn(id, 'A', i)),
+      turn('b0', 'B', 4),
+      turn('loose', undefined, 4),
     ]);
     expect(shape(await engine.timeline('a4'))).toEqual({ before: ['a1', 'a2', 'a3'], anchor: 'a4', after: ['a5', 'a6', 'a7'], by: 'thread' });
     expect(shape(await engine.timeline('a1', { before: 5, after: 1 }))).toEqual({ before: ['a0'], anchor: 'a1', after: ['a2'], by: 'thread' });
@@ -91,11 +94,11 @@ describe('timeline: follows every change', () => {
     await engine.update('b', { meta: null }); // leaves the thread, joins the time sequence
     expect(shape(await engine.timeline('a'))).toEqual({ before: [], anchor: 'a', after: ['c'], by: 'thread' });
     expect(shape(await engine.timeline('b'))).toEqual({ before: [], anchor: 'b', after: ['d', 'e'], by: 'time' });
-    await engine.update('e', { createdAt: 0 });
+    await engine.update('e', { createdAt: T0 });
     expect(shape(await engine.timeline('b'))).toEqual({ before: ['e'], anchor: 'b', after: ['d'], by: 'time' });
     await engine.remove('d');
     expect(shape(await engine.timeline('b'))).toEqual({ before: ['e'], anchor: 'b', after: [], by: 'time' });
-    await engine.import([{ id: 'f', text: 'imported', createdAt: 4, meta: { thread: 'T' } }]);
+    await engine.import([{ id: 'f', text: 'imported', createdAt: T0 + 4, meta: { thread: 'T' } }]);
     expect(shape(await engine.timeline('c'))).toEqual({ before: ['a'], anchor: 'c', after: ['f'], by: 'thread' });
     const reopened = await createEngine({ store, clock: () => NOW });
     expect(shape(await reopened.timeline('c'))).toEqual({ before: ['a'], anchor: 'c', after: ['f'], by: 'thread' });
@@ -121,7 +124,7 @@ describe('timeline: follows every change', () => {
             await engine.add(turn(id, o.thread, o.at));
             live.set(id, { thread: o.thread, at: o.at, arrival: arrivals++ });
           } else if (o.kind === 'update' && live.has(id)) {
-            await engine.update(id, { createdAt: o.at, meta: o.thread === undefined ? null : { thread: o.thread } });
+            await engine.update(id, { createdAt: T0 + o.at, meta: o.thread === undefined ? null : { thread: o.thread } });
             live.set(id, { ...live.get(id)!, thread: o.thread, at: o.at });
           } else if (o.kind === 'remove') {
             await engine.remove(id);

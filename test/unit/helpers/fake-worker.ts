@@ -14,6 +14,8 @@ export interface FakeWorker {
   received: string[];
   /** What `open` received for the page's language model and re-ranker. */
   opened: { llm?: unknown; reranker?: unknown };
+  /** The options `open` received, once it was called. */
+  openOptions: { value?: unknown };
 }
 
 export function fakeWorker(): FakeWorker {
@@ -21,8 +23,10 @@ export function fakeWorker(): FakeWorker {
   ports.push(port1, port2);
   const received: string[] = [];
   const opened: FakeWorker['opened'] = {};
+  const openOptions: FakeWorker['openOptions'] = {};
   const api: WorkerApi = {
-    async open(_options, _progress, llm, reranker) {
+    async open(options, _progress, llm, reranker) {
+      openOptions.value = options;
       opened.llm = llm;
       opened.reranker = reranker;
     },
@@ -45,7 +49,7 @@ export function fakeWorker(): FakeWorker {
     async close() {},
   };
   Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
-  return { worker: port2 as unknown as Worker, received, opened };
+  return { worker: port2 as unknown as Worker, received, opened, openOptions };
 }
 
 /** Exposes `value` on one end of a channel and returns the Comlink remote on the other, as the worker sees it. */
