@@ -8,6 +8,7 @@
  * (a removed memory's tombstone), `sync:l:<link>` (a link's last change), `sync:g:<n>` (the removals and unlinks of
  * the n-th write that made some: the store cannot list meta keys, and a snapshot must carry them).
  */
+import { ErrorCode } from '../errors.js';
 import { linkKey } from '../store/graph-rows.js';
 import type { AssociationEdge, Store, StoreWrite } from '../store/store.js';
 import type { Link, LinkKind } from '../types.js';
@@ -67,7 +68,7 @@ export interface SyncState {
 
 /** Something sync did or refused once, reported in `status().notices`. */
 export interface SyncNotice {
-  code: string;
+  code: ErrorCode;
   message: string;
   at: number;
   device?: string;
@@ -172,7 +173,7 @@ export class SyncLog {
       while ((await this.store.readMeta(META.grave + (graves + 1))) !== null) graves++;
       this.damaged = true;
       this.state = { device: newDeviceId(), hlc: { wall: 0, count: 0 }, outSeq: 0, sent: 0, objSeq: 0, plan: null, cursors: {}, due: 0, graves, resendFrom: { epoch: '' } };
-      this.notice({ code: 'SYNC_FAILED', message: `the sync state was damaged: rebuilt as device ${this.state.device}, which sends again everything held here` });
+      this.notice({ code: ErrorCode.SYNC_FAILED, message: `the sync state was damaged: rebuilt as device ${this.state.device}, which sends again everything held here` });
       await this.store.write({ meta: { [META.state]: JSON.stringify(this.state) } });
       return;
     }
