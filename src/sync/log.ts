@@ -55,7 +55,7 @@ export interface SyncState {
   resendFrom?: { epoch: string; seen?: Record<string, number> };
   /**
    * The last queued part holding a change that is not read-side learning (see `isLearning`): parts after it wait
-   * for the next such change, so a search alone uploads nothing. Absent (states before it): every part is due.
+   * for the next such change, so a search alone uploads nothing. Set on opening a state from before it.
    */
   due?: number;
   /** The last key record this device accepted (envelope.ts AcceptedKey): an older one, or none, is refused. */
@@ -165,6 +165,8 @@ export class SyncLog {
     const raw = await this.store.readMeta(META.state);
     const stored = readJson<SyncState>(raw);
     if (validState(stored)) {
+      // A state from before `due`: everything it queued is due, and learning waits from now on.
+      stored.due ??= stored.outSeq;
       this.state = stored;
       return;
     }
@@ -256,7 +258,7 @@ export class SyncLog {
       state.outSeq++;
       meta[META.out + state.outSeq] = JSON.stringify(entries.slice(start, start + ENTRIES_PER_PART));
     }
-    if (state.due !== undefined && !entries.every(isLearning)) state.due = state.outSeq;
+    if (!entries.every(isLearning)) state.due = state.outSeq;
     meta[META.state] = JSON.stringify(state);
     return { ...change, meta: { ...change.meta, ...meta } };
   }

@@ -323,6 +323,7 @@ export class Sync {
     this.roundProblems = new Map();
     this.setAside = new Set();
     const timer = setTimeout(() => this.round?.abort(), this.options.roundTimeoutMs);
+    (timer as { unref?: () => void }).unref?.();
     let ok = false;
     try {
       await round();
@@ -396,7 +397,7 @@ export class Sync {
     flush();
     // Its own clocks (a rebuilt state starts its clock afresh): later local changes must come after them.
     for (const entry of entries) this.log.receive(parseHlc(entry.h)!);
-    if (state.due !== undefined) state.due = state.outSeq;
+    state.due = state.outSeq;
     delete state.resendFrom;
     await this.writeState(meta);
     const remove = this.transport.delete?.bind(this.transport);
@@ -464,7 +465,7 @@ export class Sync {
     for (;;) {
       if (state.plan === null) {
         // Learning alone (access bookkeeping, associations) waits for the next change: a search uploads nothing.
-        if (state.sent >= Math.min(state.outSeq, state.due ?? state.outSeq)) return;
+        if (state.sent >= Math.min(state.outSeq, state.due!)) return;
         let to = state.sent;
         for (let entries = 0; to < state.outSeq && to - state.sent < WRITES_PER_OBJECT && entries < ENTRIES_PER_OBJECT; ) {
           to++;
