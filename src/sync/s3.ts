@@ -23,9 +23,9 @@ const LIST_BYTES = 16 * 1024 * 1024;
 
 /**
  * A response's body, read as it streams: refused once it passes `maxBytes` (a Content-Length over it is refused
- * before reading), and refused when it ends short of its Content-Length (a cut connection), both SYNC_FAILED.
+ * before reading), and, `exact`, refused when it ends short of its Content-Length (a cut connection), both SYNC_FAILED.
  */
-async function body(what: string, response: Response, maxBytes: number): Promise<Uint8Array> {
+async function body(what: string, response: Response, maxBytes: number, exact: boolean): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   const tooLarge = () => new EngramError(ErrorCode.SYNC_FAILED, `sync storage answered ${what} with more than ${maxBytes} bytes: refused unread`, { details: { tooLarge: true } });
   if (declared > maxBytes) {
@@ -50,7 +50,11 @@ async function body(what: string, response: Response, maxBytes: number): Promise
     if (error instanceof EngramError) throw error;
     throw new EngramError(ErrorCode.SYNC_FAILED, `sync storage cut ${what} short: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  if (Number.isFinite(declared) && length !== declared) throw new EngramError(ErrorCode.SYNC_FAILED, `sync storage cut ${what} short: ${length} of ${declared} bytes`);
+  // Content-Length counts the encoded bytes: only an unencoded body can be held to it (a browser may hide the encoding, so listings, which a CDN may compress, are not).
+  const encoding = response.headers.get('content-encoding');
+  if (exact && (encoding === null || encoding === 'identity') && Number.isFinite(declared) && length !== declared) {
+    throw new EngramError(ErrorCode.SYNC_FAILED, `sync storage cut ${what} short: ${length} of ${declared} bytes`);
+  }
   const out = new Uint8Array(length);
   let at = 0;
   for (const chunk of chunks) {
@@ -108,7 +112,7 @@ export function s3Transport(config: S3TransportConfig): SyncTransport {
         if (token) query.set('continuation-token', token);
         const response = await request('list', `${base}?${query}`, { signal: call?.signal ?? null });
         if (!response.ok) throw await fail(`list ${prefix}`, response);
-        const xml = new TextDecoder().decode(await body(`list ${prefix}`, response, LIST_BYTES));
+        const xml = new TextDecoder().decode(await body(`list ${prefix}`, response, LIST_BYTES, false));
         for (const match of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(xmlText(match[1]!));
         const truncated = /<IsTruncated>true<\/IsTruncated>/.test(xml);
         token = truncated ? xmlText(/<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(xml)?.[1] ?? '') || null : null;
@@ -122,7 +126,7 @@ export function s3Transport(config: S3TransportConfig): SyncTransport {
         return null;
       }
       if (!response.ok) throw await fail(`get ${key}`, response);
-      return body(`get ${key}`, response, call?.maxBytes ?? Infinity);
+      return body(`get ${key}`, response, call?.maxBytes ?? Infinity, true);
     },
     async put(key, bytes, call) {
       const headers: Record<string, string> = { 'content-type': 'application/octet-stream', ...(call?.ifAbsent ? { 'if-none-match': '*' } : {}) };
