@@ -62,6 +62,10 @@ export interface SyncState {
   keyRecord?: { epoch: string; generation: number };
   /** Per remote device, the highest object another device's objects say it has seen (sync.ts: a withheld tail). */
   expect?: Record<string, number>;
+  /** Per device (this one too), the digests of its last objects applied or uploaded here: [seq, digest]. */
+  digests?: Record<string, [number, string][]>;
+  /** Per device, an object another device said it read, not read here yet: compared once it is (a fork). */
+  claims?: Record<string, { seq: number; digest: string; from: string }>;
   /** One-off reports kept until read in `status()` (clock refusals, a new device id, a rebuilt state), newest last. */
   notices?: SyncNotice[];
 }

@@ -108,6 +108,17 @@ const WRITES_PER_OBJECT = 200;
 const OBJECTS_PER_BATCH = 64;
 const PARALLEL_GETS = 8;
 const OBJECT_NAME = /^log\/([0-9a-z]+)\/(\d{12})$/;
+/** Per device, the last object a writer had applied (its own: uploaded) and that object's digest (digestOf). */
+type Seen = Record<string, [seq: number, digest: string]>;
+/** Digests kept per device, to compare with what other devices say they read. */
+const DIGESTS_KEPT = 64;
+
+/** An object's entries as a short digest (SHA-256, 96 bits): the same entries, the same digest, on every device. */
+async function digestOf(entries: Entry[]): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(JSON.stringify(entries))));
+  return [...hash.subarray(0, 12)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /** Gets of one object before it is set aside (a cut body or a flaky read is not tampering). */
 const ATTEMPTS = 2;
 
@@ -363,7 +374,7 @@ export class Sync {
     const held = state.objSeq > 0 || state.plan !== null || (state.ownSnapshots?.length ?? 0) > 0 || Object.keys(state.cursors).length > 0;
     // Left again before sending again: no rotation head can tell what is missing, so all of it is compared.
     if (held || state.resendFrom) state.resendFrom = { epoch: from, ...(state.resendFrom ? {} : { seen: { ...state.cursors, [state.device]: state.objSeq } }) };
-    Object.assign(state, { epoch: this.key!.epoch, cursors: {}, snapshots: {}, ownSnapshots: [], objSeq: 0, plan: null, expect: {} });
+    Object.assign(state, { epoch: this.key!.epoch, cursors: {}, snapshots: {}, ownSnapshots: [], objSeq: 0, plan: null, expect: {}, digests: {}, claims: {} });
     await this.writeState();
   }
 
@@ -443,7 +454,7 @@ export class Sync {
       await this.transport.put(this.prefix + KEY_RECORD, new TextEncoder().encode(made.record));
       this.secret = next;
       this.key = made;
-      Object.assign(state, { epoch: made.epoch, cursors: {}, snapshots: {}, ownSnapshots: [head], objSeq: 0, plan: null, expect: {} });
+      Object.assign(state, { epoch: made.epoch, cursors: {}, snapshots: {}, ownSnapshots: [head], objSeq: 0, plan: null, expect: {}, digests: {}, claims: {} });
       state.keyRecord = { epoch: made.epoch, generation: made.generation };
       // The new epoch's snapshot holds everything this device holds: nothing to send again.
       delete state.resendFrom;
@@ -506,7 +517,12 @@ export class Sync {
       await this.takeNewId(name);
       return false;
     }
-    const seen = { ...state.cursors };
+    // What this device applied of each device (itself: its last upload), each with that object's digest.
+    const seen: Seen = {};
+    for (const [device, last] of Object.entries({ ...state.cursors, [state.device]: state.objSeq })) {
+      const digest = state.digests?.[device]?.find(([n]) => n === last)?.[1];
+      if (last > 0 && digest !== undefined) seen[device] = [last, digest];
+    }
     try {
       await this.transport.put(name, await seal(aes, name, state.device, seq, { v: 2, entries, seen }), { ifAbsent: true });
     } catch (error) {
@@ -514,7 +530,33 @@ export class Sync {
       await this.takeNewId(name);
       return false;
     }
+    this.remember(state.device, seq, await digestOf(entries));
     return true;
+  }
+
+  /** Keeps `device`'s object `seq`'s digest (the last DIGESTS_KEPT per device), and checks it against what another device said it read there. */
+  private remember(device: string, seq: number, digest: string): void {
+    const state = this.log.state!;
+    const kept = ((state.digests ??= {})[device] ??= []);
+    kept.push([seq, digest]);
+    if (kept.length > DIGESTS_KEPT) kept.splice(0, kept.length - DIGESTS_KEPT);
+    const claim = state.claims?.[device];
+    if (claim?.seq === seq) {
+      if (claim.digest !== digest) this.forked(device, seq, claim.from);
+      delete state.claims![device];
+    }
+  }
+
+  private forked(device: string, seq: number, from: string): void {
+    const object = objectName(this.base, device, seq);
+    // Said once per object and reader: each later object of that reader repeats its claim.
+    if (this.log.state!.notices?.some((n) => n.object === object && n.message.includes(`device ${from} `))) return;
+    this.log.notice({
+      code: ErrorCode.SYNC_TAMPERED,
+      device,
+      object,
+      message: `forked history: ${object} as this device read it differs from what device ${from} read there (the storage showed them different objects under one name, or two copies of one database wrote it)`,
+    });
   }
 
   /**
@@ -567,7 +609,7 @@ export class Sync {
       }
     }
     this.waits = waits;
-    const got: ({ device: string; seq: number; name: string; entries: Entry[]; seen: Record<string, number> } | null)[] = [];
+    const got: ({ device: string; seq: number; name: string; entries: Entry[]; seen: Seen } | null)[] = [];
     const failed = new Map<string, { seq: number; name: string; error: unknown }>();
     for (let start = 0; start < wanted.length; start += PARALLEL_GETS) {
       const group = wanted.slice(start, start + PARALLEL_GETS).map(async ({ device, seq }) => {
@@ -591,18 +633,30 @@ export class Sync {
     for (const o of got) {
       if (o === null || o.seq > (failed.get(o.device)?.seq ?? Infinity)) continue;
       opened.push({ device: o.device, seq: o.seq, entries: this.withinDrift(o.entries, o.device, o.name) });
-      this.expectFrom(o.device, o.seq, o.seen);
+      this.remember(o.device, o.seq, await digestOf(o.entries));
+      this.expectFrom(o.device, o.seen);
     }
     return opened;
   }
 
-  /** Notes what `device`'s object `seq` says it had seen of the others: a listing lacking those objects is waited on. */
-  private expectFrom(device: string, seq: number, seen: Record<string, number>): void {
+  /**
+   * Notes what `device`'s object says it had read of each device: a listing lacking those objects is waited on
+   * (fetchNew), and each object's digest is compared with this device's reading of it, now or once it gets there.
+   */
+  private expectFrom(device: string, seen: Seen): void {
     const state = this.log.state!;
     const expect = (state.expect ??= {});
-    expect[device] = Math.max(expect[device] ?? 0, seq);
-    for (const [other, last] of Object.entries(seen)) if (other !== state.device) expect[other] = Math.max(expect[other] ?? 0, last);
+    for (const [other, [last, digest]] of Object.entries(seen)) {
+      if (other !== state.device) expect[other] = Math.max(expect[other] ?? 0, last);
+      const mine = state.digests?.[other]?.find(([n]) => n === last)?.[1];
+      if (mine !== undefined) {
+        if (mine !== digest) this.forked(other, last, device);
+      } else if (last > (other === state.device ? state.objSeq : (state.cursors[other] ?? 0))) {
+        (state.claims ??= {})[other] = { seq: last, digest, from: device };
+      }
+    }
   }
+
 
   /** Applies one batch of new objects; true when it applied some (more may wait). */
   private async pull(): Promise<boolean> {
@@ -857,13 +911,14 @@ function coveredCount(head: SnapshotHead): number {
  * anything malformed is SYNC_TAMPERED. Their clocks are mostly `device`'s own, but an object sent again on
  * entering a key epoch (requeue) carries what that device holds, with the original clocks.
  */
-function checkObject(payload: unknown, name: string): { entries: Entry[]; seen: Record<string, number> } {
+function checkObject(payload: unknown, name: string): { entries: Entry[]; seen: Seen } {
   const object = payload as { v?: unknown; entries?: unknown; seen?: unknown } | null;
   const entries = object?.entries;
   const seen = object?.v === 2 ? object.seen : {};
   const valid =
     (object?.v === 1 || object?.v === 2) &&
-    typeof seen === 'object' && seen !== null && Object.entries(seen).every(([d, n]) => /^[0-9a-z]{1,64}$/.test(d) && Number.isSafeInteger(n) && (n as number) >= 0) &&
+    typeof seen === 'object' && seen !== null &&
+    Object.entries(seen).every(([d, n]) => /^[0-9a-z]{1,64}$/.test(d) && Array.isArray(n) && n.length === 2 && Number.isSafeInteger(n[0]) && n[0] > 0 && typeof n[1] === 'string') &&
     Array.isArray(entries) &&
     entries.every((e: Partial<Entry> | null) => {
       if (typeof e !== 'object' || e === null || typeof e.h !== 'string' || parseHlc(e.h) === null) return false;
@@ -873,5 +928,5 @@ function checkObject(payload: unknown, name: string): { entries: Entry[]; seen: 
       return e.k === 'link' && typeof e.from === 'string' && typeof e.to === 'string' && typeof e.kind === 'string' && typeof e.on === 'boolean';
     });
   if (!valid) throw new EngramError(ErrorCode.SYNC_TAMPERED, `sync object ${name} was refused: its entries are malformed; that device's later objects wait`, { details: { name } });
-  return { entries: entries as Entry[], seen: seen as Record<string, number> };
+  return { entries: entries as Entry[], seen: seen as Seen };
 }

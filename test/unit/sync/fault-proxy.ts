@@ -1,8 +1,8 @@
 /**
  * A fault-injecting HTTP proxy in front of the local S3 server: requests pass through unchanged (headers too, so
  * SigV4 signatures still verify) unless `fault` picks one for them. Faults: an error status, a body cut after half
- * its bytes, a hang (no answer until the proxy closes); and objects withheld (404, and left out of listings) or
- * only left out of listings (`hide`).
+ * its bytes, a hang (no answer until the proxy closes); objects withheld (404, and left out of listings) or
+ * only left out of listings (`hide`); and other bytes served for an object (`serve`).
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -26,6 +26,8 @@ export interface FaultProxy {
   hide: (key: string) => boolean;
   /** Objects withheld: 404 to a GET, and left out of every listing. */
   withhold: (key: string) => boolean;
+  /** Other bytes to answer a GET of `key` with (null: the stored ones), as a storage showing readers different objects. */
+  serve: (key: string) => Uint8Array | null;
   /** Every request seen, in order. */
   seen: ProxiedRequest[];
   close(): Promise<void>;
@@ -40,6 +42,7 @@ export async function startFaultProxy(target: S3TransportConfig): Promise<FaultP
     fault: () => null,
     hide: () => false,
     withhold: () => false,
+    serve: () => null,
     seen: [],
     close: () =>
       new Promise((resolve) => {
@@ -79,6 +82,8 @@ export async function startFaultProxy(target: S3TransportConfig): Promise<FaultP
       }
       forward(req, res, Buffer.concat(chunks), (upstreamRes, data) => {
         const headers = { ...upstreamRes.headers };
+        const other = !list && req.method === 'GET' && upstreamRes.statusCode === 200 ? proxy.serve(key) : null;
+        if (other !== null) data = Buffer.from(other);
         if (list && upstreamRes.statusCode === 200) {
           const xml = data.toString('utf8').replace(/<Contents>[\s\S]*?<\/Contents>/g, (block) => {
             const name = /<Key>([^<]*)<\/Key>/.exec(block)?.[1] ?? '';

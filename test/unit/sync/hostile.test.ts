@@ -11,7 +11,7 @@ import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { openNodeStore } from '../../../src/node/file-store.js';
 import type { Store } from '../../../src/store/store.js';
-import { epochBase, KEY_RECORD } from '../../../src/sync/envelope.js';
+import { epochBase, KEY_RECORD, seal, syncKey } from '../../../src/sync/envelope.js';
 import { formatHlc, MAX_COUNT, parseHlc, receive, tick } from '../../../src/sync/hlc.js';
 import { META } from '../../../src/sync/log.js';
 import { objectName, type SyncOptions } from '../../../src/sync/sync.js';
@@ -72,6 +72,7 @@ function clearFaults() {
   proxy.fault = () => null;
   proxy.hide = () => false;
   proxy.withhold = () => false;
+  proxy.serve = () => null;
 }
 
 test('one junk object under a plausible name is set aside and reported; every other device still syncs, snapshots and compaction included', async () => {
@@ -243,6 +244,37 @@ test('the key record is authenticated and remembered: a replayed older record, a
   await suite.transport.put(prefix + KEY_RECORD, current);
   await converge(b2, a);
   expect(await texts(a)).toEqual(['before the rotation', 'written while the old record is back']);
+}, 60_000);
+
+test('a forked history (two readers shown different objects under one name) is detected from what each device says it read', async () => {
+  clearFaults();
+  const { device, base, prefix } = bucket();
+  const a = await device({ direct: true });
+  const b = await device({ direct: true });
+  const c = await device();
+  await a.add({ text: 'what A wrote' });
+  await a.syncNow();
+  // Another object under A's first name, sealed with the key (as a second writer of that name would): shown to C only.
+  const writer = await deviceOf(a);
+  const name = objectName(await base(), writer, 1);
+  const aes = (await syncKey(suite.transport, prefix, { key })).aes;
+  const other = { k: 'put', id: 'forked', h: formatHlc({ wall: START, count: 0 }, writer), f: { text: 'what C was shown', createdAt: START, priority: 1, pinned: false, tags: [] } };
+  const forged = await seal(aes, name, writer, 1, { v: 2, entries: [other], seen: {} });
+  proxy.serve = (k) => (k === name ? forged : null);
+  await c.syncNow();
+  expect(await texts(c)).toEqual(['what C was shown']);
+  await b.syncNow();
+  expect(await texts(b)).toEqual(['what A wrote']);
+  // Neither can tell yet; each does once it reads what the other says it read there.
+  await c.add({ text: 'from C' });
+  await b.add({ text: 'from B' });
+  await converge(c, b);
+  for (const engine of [b, c]) {
+    expect((await engine.stats()).sync?.notices).toEqual([expect.objectContaining({ code: ErrorCode.SYNC_TAMPERED, device: writer, object: name, message: expect.stringContaining('forked history') })]);
+  }
+  // A itself learns that someone read another object under its name.
+  await a.syncNow();
+  expect((await a.stats()).sync?.notices).toEqual([expect.objectContaining({ device: writer, object: name, message: expect.stringContaining('forked history') })]);
 }, 60_000);
 
 test('a copied database takes a new device id when it finds its names taken: no write is overwritten, a third device gets both sides', async () => {
