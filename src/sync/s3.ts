@@ -25,7 +25,7 @@ const LIST_BYTES = 16 * 1024 * 1024;
  * A response's body, read as it streams: refused once it passes `maxBytes` (a Content-Length over it is refused
  * before reading), and, `exact`, refused when it ends short of its Content-Length (a cut connection), both SYNC_FAILED.
  */
-async function body(what: string, response: Response, maxBytes: number, exact: boolean): Promise<Uint8Array> {
+async function body(what: string, response: Response, maxBytes: number, exact: boolean, progress?: () => void): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   const tooLarge = () => new EngramError(ErrorCode.SYNC_FAILED, `sync storage answered ${what} with more than ${maxBytes} bytes: refused unread`, { details: { tooLarge: true } });
   if (declared > maxBytes) {
@@ -45,6 +45,7 @@ async function body(what: string, response: Response, maxBytes: number, exact: b
         throw tooLarge();
       }
       chunks.push(next.value);
+      progress?.();
     }
   } catch (error) {
     if (error instanceof EngramError) throw error;
@@ -92,13 +93,15 @@ export function s3Transport(config: S3TransportConfig): SyncTransport {
   const base = `${config.endpoint.replace(/\/+$/, '')}/${encodeURIComponent(config.bucket)}`;
   const url = (key: string) => `${base}/${key.split('/').map(encodeURIComponent).join('/')}`;
   const request = async (what: string, input: string, init?: RequestInit): Promise<Response> => {
-    let response: Response;
-    try {
-      response = await client.fetch(input, init);
-    } catch (error) {
-      throw new EngramError(ErrorCode.SYNC_FAILED, `sync storage unreachable (${what}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    // Tried twice: a kept-alive connection the server closed meanwhile fails the first use (every request is idempotent).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await client.fetch(input, init);
+      } catch (error) {
+        if (attempt < 2 && !init?.signal?.aborted) continue;
+        throw new EngramError(ErrorCode.SYNC_FAILED, `sync storage unreachable (${what}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
     }
-    return response;
   };
   const fail = async (what: string, response: Response) =>
     new EngramError(ErrorCode.SYNC_FAILED, `sync storage refused ${what}: HTTP ${response.status} ${(await response.text().catch(() => '')).slice(0, 200)}`, { details: { status: response.status } });
@@ -112,7 +115,7 @@ export function s3Transport(config: S3TransportConfig): SyncTransport {
         if (token) query.set('continuation-token', token);
         const response = await request('list', `${base}?${query}`, { signal: call?.signal ?? null });
         if (!response.ok) throw await fail(`list ${prefix}`, response);
-        const xml = new TextDecoder().decode(await body(`list ${prefix}`, response, LIST_BYTES, false));
+        const xml = new TextDecoder().decode(await body(`list ${prefix}`, response, LIST_BYTES, false, call?.progress));
         for (const match of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(xmlText(match[1]!));
         const truncated = /<IsTruncated>true<\/IsTruncated>/.test(xml);
         token = truncated ? xmlText(/<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(xml)?.[1] ?? '') || null : null;
@@ -126,7 +129,7 @@ export function s3Transport(config: S3TransportConfig): SyncTransport {
         return null;
       }
       if (!response.ok) throw await fail(`get ${key}`, response);
-      return body(`get ${key}`, response, call?.maxBytes ?? Infinity, true);
+      return body(`get ${key}`, response, call?.maxBytes ?? Infinity, true, call?.progress);
     },
     async put(key, bytes, call) {
       const headers: Record<string, string> = { 'content-type': 'application/octet-stream', ...(call?.ifAbsent ? { 'if-none-match': '*' } : {}) };

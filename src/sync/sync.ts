@@ -42,9 +42,9 @@ export interface SyncOptions {
    * its older snapshots: a device that was away longer starts again from the snapshot. Default 7 days.
    */
   retainMs?: number;
-  /** Each storage request is aborted (SYNC_FAILED) after this long (ms). Default 30,000. */
+  /** Each storage request is aborted (SYNC_FAILED) after this long (ms) without progress (an answer, or a chunk of its body). Default 30,000. */
   requestTimeoutMs?: number;
-  /** `syncNow` settles (SYNC_FAILED, its requests aborted) after this long (ms) at most. Default 600,000. */
+  /** `syncNow` settles (SYNC_FAILED, its requests aborted) after this long (ms) at most. Default 1,800,000 (30 minutes). */
   roundTimeoutMs?: number;
   /** Largest object downloaded (bytes; checked as it streams): a larger one is set aside unread. Default 256 MiB. */
   maxObjectBytes?: number;
@@ -142,7 +142,7 @@ type CheckedOptions = {
 function checkSyncOptions(options: SyncOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) throw invalidInput('sync options must be an object { transport, passphrase | key }');
   const { transport, passphrase, key, iterations, prefix = 'engram/', intervalMs = 60_000, snapshotEvery = 200, retainMs = 7 * DAY_MS } = options;
-  const { requestTimeoutMs = 30_000, roundTimeoutMs = 600_000, maxObjectBytes = 256 * 1024 * 1024, maxClockDriftMs = DAY_MS } = options;
+  const { requestTimeoutMs = 30_000, roundTimeoutMs = 1_800_000, maxObjectBytes = 256 * 1024 * 1024, maxClockDriftMs = DAY_MS } = options;
   for (const [name, value] of Object.entries({ requestTimeoutMs, roundTimeoutMs, maxObjectBytes, maxClockDriftMs })) {
     if (!Number.isSafeInteger(value) || value < 1) throw invalidInput(`sync ${name} must be an integer ≥ 1`);
   }
@@ -243,13 +243,26 @@ export class Sync {
    */
   private bounded(transport: SyncTransport): SyncTransport {
     const call = <T>(what: string, run: (call: TransportCall) => Promise<T>): Promise<T> => {
-      const signals = [this.closing.signal, AbortSignal.timeout(this.options.requestTimeoutMs), ...(this.round ? [this.round.signal] : [])];
-      const signal = AbortSignal.any(signals);
+      const idle = new AbortController();
+      const signal = AbortSignal.any([this.closing.signal, idle.signal, ...(this.round ? [this.round.signal] : [])]);
       if (signal.aborted) return Promise.reject(aborted(what, signal));
+      // Counted from the start, and again from each chunk of a body (progress).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => idle.abort(new DOMException('no progress', 'TimeoutError')), this.options.requestTimeoutMs);
+        (timer as { unref?: () => void }).unref?.();
+      };
+      arm();
       return new Promise<T>((resolve, reject) => {
         const onAbort = () => reject(aborted(what, signal));
         signal.addEventListener('abort', onAbort, { once: true });
-        run({ signal }).then(resolve, (error: unknown) => reject(signal.aborted ? aborted(what, signal) : error)).finally(() => signal.removeEventListener('abort', onAbort));
+        run({ signal, progress: arm })
+          .then(resolve, (error: unknown) => reject(signal.aborted ? aborted(what, signal) : error))
+          .finally(() => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+          });
       });
     };
     const remove = transport.delete?.bind(transport);

@@ -2,6 +2,8 @@
 export interface TransportCall {
   /** Aborts the request (sync's per-request timeout, or `close()`); a transport that ignores it is raced instead. */
   signal?: AbortSignal;
+  /** Called as a body arrives (each chunk): the request timeout counts from the last progress, so a large object on a slow link is not cut. */
+  progress?: () => void;
 }
 
 export interface SyncTransport {

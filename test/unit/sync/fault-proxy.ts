@@ -51,7 +51,8 @@ export async function startFaultProxy(target: S3TransportConfig): Promise<FaultP
       }),
   };
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, onResponse: (upstreamRes: IncomingMessage, data: Buffer) => void) => {
-    const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (upstreamRes) => {
+    // A connection per request (no keep-alive): a reused one the server closed would look like an injected fault.
+    const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (upstreamRes) => {
       const chunks: Buffer[] = [];
       upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
       upstreamRes.on('end', () => onResponse(upstreamRes, Buffer.concat(chunks)));

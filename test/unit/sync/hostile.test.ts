@@ -146,7 +146,7 @@ test('transient faults are retried and reported as SYNC_FAILED, never SYNC_TAMPE
 test('a hung storage: each request times out, syncNow settles within its bound, and close() ends a round at once', async () => {
   clearFaults();
   const { device } = bucket();
-  const a = await device({ requestTimeoutMs: 300 });
+  const a = await device({ requestTimeoutMs: 2_000 });
   await a.add({ text: 'queued while the storage hangs' });
   proxy.fault = () => ({ kind: 'hang' });
   const started = performance.now();

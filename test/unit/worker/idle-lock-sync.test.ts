@@ -35,7 +35,7 @@ test('a hung storage does not keep the idle lock from closing the host', async (
       // Background rounds every 50 ms, with timeouts far beyond this test: only close() can end a round.
       sync: { transport: proxy.config, key, prefix: 'idle/', intervalMs: 50, requestTimeoutMs: 600_000, roundTimeoutMs: 600_000 },
     });
-  const host = await LockingHost.open(open, 300, 'memory', false);
+  const host = await LockingHost.open(open, 1_000, 'memory', false);
   let locked = false;
   host.onLock(() => (locked = true));
   await host.call('add', [{ text: 'written before the storage hung' }]);
