@@ -516,17 +516,27 @@ export class Sync {
    * Uploads `entries` as this device's object `seq`, unless the name is taken: by this device's own upload of the
    * same entries (an upload whose answer was lost), which is then done; or by another copy of this database (a
    * restored backup, a copied profile: the same device id), which this device must not overwrite. Then it takes a
-   * new device id and says so, and false: the plan is made again under the new id. The check reads the name first
+   * new device id and says so, and false: the plan is made again under the new id. Junk there (nothing sealed
+   * under this name) is nobody's write: it is written over, so a junk object cannot stall a device's stream. The check reads the name first
    * (any storage), and the write is conditional where the storage supports it (S3, R2: `If-None-Match: *`), which
    * closes the window between the two.
    */
   private async claim(name: string, seq: number, entries: Entry[]): Promise<boolean> {
     const state = this.log.state!;
     const aes = this.key!.aes;
-    const there = await this.readObject(name, async (bytes) => bytes);
+    let there: { entries?: unknown } | null;
+    let junk = false;
+    try {
+      there = await this.readObject(name, async (bytes) => (await open(aes, name, state.device, seq, bytes)) as { entries?: unknown });
+    } catch (error) {
+      // Not sealed under this name (junk, put there by someone without the key): no write of anyone's, so it is
+      // written over. Anything else (a body that could not be read whole) fails the round: it may be a real write.
+      if (!(error instanceof EngramError && error.code === ErrorCode.SYNC_TAMPERED)) throw error;
+      there = null;
+      junk = true;
+    }
     if (there !== null) {
-      const theirs = await open(aes, name, state.device, seq, there).then((p) => (p as { entries?: unknown }).entries, () => undefined);
-      if (JSON.stringify(theirs) === JSON.stringify(entries)) return true;
+      if (JSON.stringify(there.entries) === JSON.stringify(entries)) return true;
       await this.takeNewId(name);
       return false;
     }
@@ -537,7 +547,7 @@ export class Sync {
       if (last > 0 && digest !== undefined) seen[device] = [last, digest];
     }
     try {
-      await this.transport.put(name, await seal(aes, name, state.device, seq, { v: 2, entries, seen }), { ifAbsent: true });
+      await this.transport.put(name, await seal(aes, name, state.device, seq, { v: 2, entries, seen }), junk ? {} : { ifAbsent: true });
     } catch (error) {
       if (!(error instanceof EngramError && error.details?.taken === true)) throw error;
       await this.takeNewId(name);

@@ -107,6 +107,25 @@ test('one junk object under a plausible name is set aside and reported; every ot
   expect((await c.syncNow()).problems).toEqual([]);
 }, 60_000);
 
+test('junk under a device\'s own next name is written over by it (nobody\'s write): same id, the stream heals', async () => {
+  clearFaults();
+  const { device, base } = bucket();
+  const a = await device();
+  const b = await device();
+  await a.add({ text: 'first from A' });
+  await converge(a, b);
+  const aId = await deviceOf(a);
+  const next = objectName(await base(), aId, 2);
+  await suite.transport.put(next, crypto.getRandomValues(new Uint8Array(64)));
+  expect((await b.syncNow()).problems).toEqual([expect.objectContaining({ device: aId, object: next, code: ErrorCode.SYNC_TAMPERED })]);
+  await a.add({ text: 'over the junk' });
+  const after = await a.syncNow();
+  expect(after.device).toBe(aId);
+  expect(after.notices).toEqual([]);
+  expect((await b.syncNow()).problems).toEqual([]);
+  expect(await texts(b)).toEqual(['first from A', 'over the junk']);
+}, 60_000);
+
 test('transient faults are retried and reported as SYNC_FAILED, never SYNC_TAMPERED: 5xx, a body cut short', async () => {
   clearFaults();
   const { device } = bucket();
