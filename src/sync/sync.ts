@@ -493,14 +493,14 @@ export class Sync {
         let to = state.sent;
         for (let entries = 0; to < state.outSeq && to - state.sent < WRITES_PER_OBJECT && entries < ENTRIES_PER_OBJECT; ) {
           to++;
-          entries += readJson<Entry[]>(await this.store.readMeta(META.out + to))?.length ?? 0;
+          entries += (await this.queuedPart(to)).length;
         }
         state.plan = { seq: state.objSeq + 1, from: state.sent + 1, to };
         await this.writeState();
       }
       const plan = state.plan;
       const entries: Entry[] = [];
-      for (let n = plan.from; n <= plan.to; n++) entries.push(...(readJson<Entry[]>(await this.store.readMeta(META.out + n)) ?? []));
+      for (let n = plan.from; n <= plan.to; n++) entries.push(...(await this.queuedPart(n)));
       const name = objectName(this.base, state.device, plan.seq);
       if (!(await this.claim(name, plan.seq, entries))) continue;
       const done: Record<string, null> = {};
@@ -510,6 +510,21 @@ export class Sync {
       state.plan = null;
       await this.writeState(done);
     }
+  }
+
+  /**
+   * The entries of queued part `n`. A part gone or damaged is said (a notice) and this device sends again
+   * everything it holds, with the stored clocks, next round (requeue), so what the part held is not lost.
+   */
+  private async queuedPart(n: number): Promise<Entry[]> {
+    const part = readJson<unknown>(await this.store.readMeta(META.out + n));
+    if (Array.isArray(part) && part.every((e) => typeof e === 'object' && e !== null && typeof (e as Entry).h === 'string' && parseHlc((e as Entry).h) !== null)) return part as Entry[];
+    const state = this.log.state!;
+    if (state.resendFrom === undefined) {
+      this.log.notice({ code: ErrorCode.SYNC_FAILED, message: `queued change ${n} in the local sync state was damaged or gone: everything held here is sent again` });
+      state.resendFrom = { epoch: state.epoch ?? '' };
+    }
+    return [];
   }
 
   /**

@@ -358,7 +358,7 @@ test('the clock text form never overflows: past the counter\'s four digits it mo
   expect(parseHlc(after)).toEqual({ wall: 1001, count: 0, device: 'd' });
 });
 
-test('a damaged sync state fails loudly and is rebuilt: a queued add and removal still reach the others', async () => {
+test('a damaged sync state fails loudly and is rebuilt: a queued add and removal still reach the others; so does a change whose queued part is damaged', async () => {
   clearFaults();
   const { device } = bucket();
   const path = join(suite.dir, `damaged${run}.db`);
@@ -382,6 +382,17 @@ test('a damaged sync state fails loudly and is rebuilt: a queued add and removal
   expect(await texts(b)).toEqual(['added offline', 'kept']);
   expect(byId(await b.export())).toEqual(byId(await a.export()));
   void x;
+  // A damaged queued change: said, and everything held here is sent again, so the change still arrives.
+  await a.add({ text: 'queued, then its part damaged' });
+  await a.close();
+  const reopened = await openNodeStore({ path });
+  const { outSeq } = JSON.parse((await reopened.readMeta(META.state)) as string) as { outSeq: number };
+  await reopened.write({ meta: { [META.out + outSeq]: 'not json' } });
+  const a2 = await device({ store: reopened });
+  await a2.syncNow();
+  expect((await a2.stats()).sync?.notices.at(-1)).toMatchObject({ code: ErrorCode.SYNC_FAILED, message: expect.stringContaining(`queued change ${outSeq}`) });
+  await b.syncNow();
+  expect(await texts(b)).toEqual(['added offline', 'kept', 'queued, then its part damaged']);
 }, 60_000);
 
 test('reading reveals nothing and weak settings are refused: a search uploads nothing, device ids carry no time, PBKDF2 below the minimum, downloads over the cap', async () => {
