@@ -40,6 +40,11 @@ export const ErrorCode = {
   /** A sync object failed its check (changed, moved, replayed, cut) or the key record is damaged: nothing from that round was applied. */
   SYNC_TAMPERED: 'SYNC_TAMPERED',
   /**
+   * A sync entry's clock is later than now plus the allowed drift (`SyncOptions.maxClockDriftMs`, docs/sync.md
+   * Clocks): that entry was not applied, so one far-ahead clock cannot drag every device's clock with it.
+   */
+  SYNC_CLOCK: 'SYNC_CLOCK',
+  /**
    * A call that runs only in the tab holding the database (`rotateSyncKey`: its secret never travels to another tab)
    * was made in a tab that forwards to another one (`status().leader` is false).
    */

@@ -6,9 +6,10 @@ export { EngramError, ErrorCode, isEngramError } from './errors.js';
 export { defaultRecordLimits, type RecordLimits } from './engine/validate.js';
 export { openBackup, sealBackup, type SealBackupOptions } from './store/backup.js';
 export { s3Transport, type S3TransportConfig } from './sync/s3.js';
-export type { SyncOptions, SyncStatus } from './sync/sync.js';
+export type { SyncOptions, SyncProblem, SyncStatus, SyncWait } from './sync/sync.js';
+export type { SyncNotice } from './sync/log.js';
 export type { SyncKeyInput } from './engine/api.js';
-export type { SyncTransport } from './sync/transport.js';
+export type { SyncTransport, TransportCall } from './sync/transport.js';
 
 export type { AddOptions, Engine, EngineOptions, EngineStats } from './engine/engine.js';
 export type { AssociationEdge, PackedVectors, Store, StoreWrite } from './store/store.js';

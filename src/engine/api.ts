@@ -75,8 +75,9 @@ export interface Engine {
   stats(): Promise<EngineStats>;
   /**
    * One sync round (EngineOptions.sync): uploads queued local changes, then applies the other devices' changes.
-   * SYNC_FAILED when the storage does not answer (changes stay queued), SYNC_TAMPERED when an object fails its
-   * check (nothing of that round applied), WRONG_KEY for another sync passphrase or key.
+   * A bad object is set aside and reported in `problems` (the others still apply). SYNC_FAILED when the storage
+   * does not answer (changes stay queued), SYNC_TAMPERED when the key record is refused, WRONG_KEY for another
+   * sync passphrase or key.
    */
   syncNow(): Promise<SyncStatus>;
   /**

@@ -8,11 +8,11 @@
  * (a removed memory's tombstone), `sync:l:<link>` (a link's last change), `sync:g:<n>` (the removals and unlinks of
  * the n-th write that made some: the store cannot list meta keys, and a snapshot must carry them).
  */
+import { ErrorCode } from '../errors.js';
 import { linkKey } from '../store/graph-rows.js';
 import type { AssociationEdge, Store, StoreWrite } from '../store/store.js';
 import type { Link, LinkKind } from '../types.js';
-import { newId } from '../util/ids.js';
-import { changedFields, valueHash, type FieldClocks } from './fields.js';
+import { changedFields, MAX_FIELDS, valueHash, type FieldClocks } from './fields.js';
 import { formatHlc, receive, tick, type HlcState } from './hlc.js';
 
 /** Most entries per queued part (`sync:out:<n>`). */
@@ -53,6 +53,54 @@ export interface SyncState {
    * `seen`: per device, the last object its state held there (this device's own: the last it uploaded).
    */
   resendFrom?: { epoch: string; seen?: Record<string, number> };
+  /**
+   * The last queued part holding a change that is not read-side learning (see `isLearning`): parts after it wait
+   * for the next such change, so a search alone uploads nothing. Set on opening a state from before it.
+   */
+  due?: number;
+  /** The last key record this device accepted (envelope.ts AcceptedKey): an older one, or none, is refused. */
+  keyRecord?: { epoch: string; generation: number };
+  /** Per remote device, the highest object another device's objects say it has seen (sync.ts: a withheld tail). */
+  expect?: Record<string, number>;
+  /** Per device (this one too), the digests of its last objects applied or uploaded here: [seq, digest]. */
+  digests?: Record<string, [number, string][]>;
+  /** Per device, an object another device said it read, not read here yet: compared once it is (a fork). */
+  claims?: Record<string, { seq: number; digest: string; from: string }>;
+  /** One-off reports kept until read in `status()` (clock refusals, a new device id, a rebuilt state), newest last. */
+  notices?: SyncNotice[];
+}
+
+/** Something sync did or refused once, reported in `status().notices`. */
+export interface SyncNotice {
+  code: ErrorCode;
+  message: string;
+  at: number;
+  device?: string;
+  object?: string;
+}
+
+/** A device id: 128 random bits, nothing else (no time: object names would tell when the device was set up). */
+export function newDeviceId(): string {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Access bookkeeping and what searches form (associations): learned fields only, or association edges. */
+const LEARNING: ReadonlySet<string> = new Set(MAX_FIELDS);
+function isLearning(entry: Entry): boolean {
+  return entry.k === 'assoc' || (entry.k === 'put' && Object.keys(entry.f).every((field) => LEARNING.has(field)));
+}
+
+/** Whether a stored state has the shape this code reads (anything else is damage: SyncLog.open rebuilds). */
+function validState(value: unknown): value is SyncState {
+  const s = value as Partial<SyncState> | null;
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return (
+    typeof s === 'object' && s !== null && typeof s.device === 'string' && /^[0-9a-z]{1,64}$/.test(s.device) &&
+    typeof s.hlc === 'object' && s.hlc !== null && count(s.hlc.wall) && count(s.hlc.count) &&
+    count(s.outSeq) && count(s.sent) && s.sent! <= s.outSeq! && count(s.objSeq) &&
+    typeof s.cursors === 'object' && s.cursors !== null && Object.values(s.cursors).every(count) &&
+    (s.plan === null || (typeof s.plan === 'object' && count(s.plan?.seq) && count(s.plan?.from) && count(s.plan?.to)))
+  );
 }
 
 /** What a snapshot covers: per device, the last log object merged into it; `at` is its writer's wall clock. */
@@ -99,16 +147,43 @@ export class SyncLog {
   /** Set while received entries are applied through the engine: those writes add no entries of their own. */
   remote: RemoteWrites = { puts: new Map(), removes: new Map(), links: new Map(), associations: new Set() };
 
+  /** Set when open() found the state damaged and rebuilt it. */
+  damaged = false;
+
   constructor(private readonly store: Store, private readonly clock: () => number) {}
 
-  /** Reads the state, or starts one (a new device id) and logs every memory already stored, so they sync too. */
+  /** Keeps `notice` for status() (the last 20; saved with the state's next write). */
+  notice(notice: Omit<SyncNotice, 'at'>): void {
+    const notices = (this.state!.notices ??= []);
+    notices.push({ ...notice, at: this.clock() });
+    if (notices.length > 20) notices.splice(0, notices.length - 20);
+  }
+
+  /**
+   * Reads the state, or starts one (a new device id) and logs every memory already stored, so they sync too. A
+   * state that is there but damaged is rebuilt, and said so (a notice, and `damaged`): a new device id that sends
+   * again everything held here with its stored clocks (sync.ts requeue), so a change queued before the damage is
+   * not lost; its removals come from the write parts that record them (`sync:g:<n>`), found by reading on.
+   */
   async open(): Promise<void> {
-    const stored = readJson<SyncState>(await this.store.readMeta(META.state));
-    if (stored && typeof stored.device === 'string') {
+    const raw = await this.store.readMeta(META.state);
+    const stored = readJson<SyncState>(raw);
+    if (validState(stored)) {
+      // A state from before `due`: everything it queued is due, and learning waits from now on.
+      stored.due ??= stored.outSeq;
       this.state = stored;
       return;
     }
-    this.state = { device: newId().replace(/-/g, ''), hlc: { wall: 0, count: 0 }, outSeq: 0, sent: 0, objSeq: 0, plan: null, cursors: {} };
+    if (raw !== null) {
+      let graves = 0;
+      while ((await this.store.readMeta(META.grave + (graves + 1))) !== null) graves++;
+      this.damaged = true;
+      this.state = { device: newDeviceId(), hlc: { wall: 0, count: 0 }, outSeq: 0, sent: 0, objSeq: 0, plan: null, cursors: {}, due: 0, graves, resendFrom: { epoch: '' } };
+      this.notice({ code: ErrorCode.SYNC_FAILED, message: `the sync state was damaged: rebuilt as device ${this.state.device}, which sends again everything held here` });
+      await this.store.write({ meta: { [META.state]: JSON.stringify(this.state) } });
+      return;
+    }
+    this.state = { device: newDeviceId(), hlc: { wall: 0, count: 0 }, outSeq: 0, sent: 0, objSeq: 0, plan: null, cursors: {}, due: 0 };
     const records = await this.store.loadRecords();
     const links = (await this.store.loadLinks?.()) ?? [];
     const associations = (await this.store.loadAssociations?.()) ?? [];
@@ -187,6 +262,7 @@ export class SyncLog {
       state.outSeq++;
       meta[META.out + state.outSeq] = JSON.stringify(entries.slice(start, start + ENTRIES_PER_PART));
     }
+    if (!entries.every(isLearning)) state.due = state.outSeq;
     meta[META.state] = JSON.stringify(state);
     return { ...change, meta: { ...change.meta, ...meta } };
   }

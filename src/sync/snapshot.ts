@@ -89,7 +89,7 @@ export async function readSnapshotState(store: Store, graves: number, partial = 
 }
 
 function tampered(name: string, why: string): EngramError {
-  return new EngramError(ErrorCode.SYNC_TAMPERED, `sync snapshot ${name} was refused: ${why}; nothing from it was applied`, { details: { name } });
+  return new EngramError(ErrorCode.SYNC_TAMPERED, `sync snapshot ${name} was refused: ${why}; nothing from it was applied (it is set aside)`, { details: { name } });
 }
 
 function isCovers(value: unknown): value is Record<string, number> {

@@ -11,13 +11,13 @@ import { linkKey } from '../store/graph-rows.js';
 import type { AssociationEdge, Store } from '../store/store.js';
 import type { Link, LinkKind, MemoryRecord } from '../types.js';
 import { DAY_MS } from '../util/time.js';
-import { epochBase, KEY_RECORD, newKeyRecord, open, seal, syncKey, type SyncKey, type SyncSecret } from './envelope.js';
+import { checkNewSecret, epochBase, KEY_RECORD, MIN_SYNC_ITERATIONS, newKeyRecord, open, seal, syncKey, type SyncKey, type SyncSecret } from './envelope.js';
 import { mergeFields, type FieldClocks } from './fields.js';
 import { parseHlc } from './hlc.js';
-import { associationKey, ENTRIES_PER_PART, META, readJson, SyncLog, type Entry, type SnapshotHead } from './log.js';
+import { associationKey, ENTRIES_PER_PART, META, newDeviceId, readJson, SyncLog, type Entry, type SnapshotHead, type SyncNotice } from './log.js';
 import { s3Transport, type S3TransportConfig } from './s3.js';
 import { checkHead, missingEntries, readSnapshotState, SNAPSHOT_NAME, snapshotEntries, snapshotName, stateEntries, type SnapshotData } from './snapshot.js';
-import type { SyncTransport } from './transport.js';
+import type { SyncTransport, TransportCall } from './transport.js';
 
 export interface SyncOptions {
   /** Where objects go: a transport object, or an S3 config (plain data, so it can cross to a worker). */
@@ -42,6 +42,35 @@ export interface SyncOptions {
    * its older snapshots: a device that was away longer starts again from the snapshot. Default 7 days.
    */
   retainMs?: number;
+  /** Each storage request is aborted (SYNC_FAILED) after this long (ms) without progress (an answer, or a chunk of its body). Default 30,000. */
+  requestTimeoutMs?: number;
+  /** `syncNow` settles (SYNC_FAILED, its requests aborted) after this long (ms) at most. Default 1,800,000 (30 minutes). */
+  roundTimeoutMs?: number;
+  /** Largest object downloaded (bytes; checked as it streams): a larger one is set aside unread. Default 256 MiB. */
+  maxObjectBytes?: number;
+  /** A received entry whose clock is later than now plus this (ms) is not applied (SYNC_CLOCK, a notice). Default 1 day. */
+  maxClockDriftMs?: number;
+}
+
+/** An object, device stream or snapshot set aside: the others still apply. */
+export interface SyncProblem {
+  /** The device whose object it is (the writer, for a snapshot). */
+  device: string;
+  /** The object's name in the bucket. */
+  object: string;
+  /** SYNC_TAMPERED: a complete body failed its check twice; SYNC_FAILED: it could not be read whole (retried next round). */
+  code: ErrorCode;
+  message: string;
+  /** When it was first seen failing (epoch ms). */
+  since: number;
+}
+
+/** A device whose next object is missing while a later one is listed, or another device's objects say exists. */
+export interface SyncWait {
+  device: string;
+  /** The object waited for. */
+  object: string;
+  since: number;
 }
 
 export interface SyncStatus {
@@ -53,6 +82,12 @@ export interface SyncStatus {
   pending: number;
   /** The last round's error, or null once a round succeeds. */
   error: { code: ErrorCode; message: string } | null;
+  /** What the last round set aside (each other device's changes still apply). */
+  problems: SyncProblem[];
+  /** Devices this one waits on (a withheld or missing object). */
+  waiting: SyncWait[];
+  /** One-off reports (entries refused for their clock, a new device id, a rebuilt state), the last 20. */
+  notices: SyncNotice[];
 }
 
 /** What sync applies received changes through: the engine's own calls. */
@@ -73,16 +108,47 @@ const WRITES_PER_OBJECT = 200;
 const OBJECTS_PER_BATCH = 64;
 const PARALLEL_GETS = 8;
 const OBJECT_NAME = /^log\/([0-9a-z]+)\/(\d{12})$/;
+/** Per device, the last object a writer had applied (its own: uploaded) and that object's digest (digestOf). */
+type Seen = Record<string, [seq: number, digest: string]>;
+/** Digests kept per device, to compare with what other devices say they read. */
+const DIGESTS_KEPT = 64;
+
+/** An object's entries as a short digest (SHA-256, 96 bits): the same entries, the same digest, on every device. */
+async function digestOf(entries: Entry[]): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(JSON.stringify(entries))));
+  return [...hash.subarray(0, 12)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Gets of one object before it is set aside (a cut body or a flaky read is not tampering). */
+const ATTEMPTS = 2;
 
 export function objectName(prefix: string, device: string, seq: number): string {
   return `${prefix}log/${device}/${String(seq).padStart(12, '0')}`;
 }
 
-type CheckedOptions = { transport: SyncTransport; secret: SyncSecret; prefix: string; intervalMs: number; snapshotEvery: number; retainMs: number };
+type CheckedOptions = {
+  transport: SyncTransport;
+  secret: SyncSecret;
+  prefix: string;
+  intervalMs: number;
+  snapshotEvery: number;
+  retainMs: number;
+  requestTimeoutMs: number;
+  roundTimeoutMs: number;
+  maxObjectBytes: number;
+  maxClockDriftMs: number;
+};
 
 function checkSyncOptions(options: SyncOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) throw invalidInput('sync options must be an object { transport, passphrase | key }');
   const { transport, passphrase, key, iterations, prefix = 'engram/', intervalMs = 60_000, snapshotEvery = 200, retainMs = 7 * DAY_MS } = options;
+  const { requestTimeoutMs = 30_000, roundTimeoutMs = 1_800_000, maxObjectBytes = 256 * 1024 * 1024, maxClockDriftMs = DAY_MS } = options;
+  for (const [name, value] of Object.entries({ requestTimeoutMs, roundTimeoutMs, maxObjectBytes, maxClockDriftMs })) {
+    if (!Number.isSafeInteger(value) || value < 1) throw invalidInput(`sync ${name} must be an integer ≥ 1`);
+  }
+  if (iterations !== undefined && (!Number.isSafeInteger(iterations) || iterations < MIN_SYNC_ITERATIONS)) {
+    throw invalidInput(`sync iterations must be an integer ≥ ${MIN_SYNC_ITERATIONS} (weaker key derivation is refused)`);
+  }
   if (!Number.isSafeInteger(snapshotEvery) || snapshotEvery < 0) throw invalidInput('sync snapshotEvery must be an integer ≥ 0');
   if (!Number.isSafeInteger(retainMs) || retainMs < 0) throw invalidInput('sync retainMs must be an integer ≥ 0');
   if ((passphrase === undefined) === (key === undefined)) throw invalidInput('sync needs exactly one of passphrase or key');
@@ -94,12 +160,24 @@ function checkSyncOptions(options: SyncOptions): CheckedOptions {
     throw invalidInput('sync transport must be { list, get, put } or an S3 config { kind: "s3", … }');
   }
   const secret: SyncSecret = passphrase !== undefined ? { passphrase, ...(iterations !== undefined ? { iterations } : {}) } : { key: key! };
-  return { transport: resolved as SyncTransport, secret, prefix, intervalMs, snapshotEvery, retainMs };
+  return { transport: resolved as SyncTransport, secret, prefix, intervalMs, snapshotEvery, retainMs, requestTimeoutMs, roundTimeoutMs, maxObjectBytes, maxClockDriftMs };
 }
 
 export class Sync {
   readonly log: SyncLog;
+  /** The transport with every request timed out and aborted by stop() (`bounded`). */
   private readonly transport: SyncTransport;
+  private readonly options: CheckedOptions;
+  /** Aborted by stop(): every request in flight, and every later one, ends at once. */
+  private readonly closing = new AbortController();
+  /** Aborted when a round passes roundTimeoutMs. */
+  private round: AbortController | null = null;
+  /** Set aside in the last round (by object name), and in this one while it runs. */
+  private problems = new Map<string, SyncProblem>();
+  private roundProblems = new Map<string, SyncProblem>();
+  /** Devices set aside in this round: nothing more is read from them until the next. */
+  private setAside = new Set<string>();
+  private waits = new Map<string, SyncWait>();
   private secret: SyncSecret;
   private readonly prefix: string;
   private readonly intervalMs: number;
@@ -115,7 +193,8 @@ export class Sync {
   /** `maxRecordsPerCall`: the engine's limit on one import, so received batches are split to fit. */
   constructor(readonly store: Store, options: SyncOptions, private readonly clock: () => number, private readonly maxRecordsPerCall: number) {
     const checked = checkSyncOptions(options);
-    this.transport = checked.transport;
+    this.options = checked;
+    this.transport = this.bounded(checked.transport);
     this.secret = checked.secret;
     this.prefix = checked.prefix;
     this.intervalMs = checked.intervalMs;
@@ -128,6 +207,8 @@ export class Sync {
   async open(target: SyncTarget): Promise<void> {
     this.target = target;
     await this.log.open();
+    // Loud until a round succeeds: a damaged state is rebuilt, never taken for a fresh start in silence.
+    if (this.log.damaged) this.error = { code: ErrorCode.SYNC_FAILED, message: this.log.state!.notices!.at(-1)!.message };
     if (this.intervalMs > 0) {
       this.timer = setInterval(() => void this.syncNow().catch(() => undefined), this.intervalMs);
       // Node: background sync must not keep the process alive.
@@ -135,22 +216,106 @@ export class Sync {
     }
   }
 
+  /** Stops background rounds and aborts every request in flight: a round running ends at its next request. */
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.closing.abort();
     await this.running?.catch(() => undefined);
   }
 
   status(): SyncStatus {
     const state = this.log.state!;
-    return { device: state.device, lastSyncAt: this.lastSyncAt, pending: state.outSeq - state.sent, error: this.error && { ...this.error } };
+    return {
+      device: state.device,
+      lastSyncAt: this.lastSyncAt,
+      pending: state.outSeq - state.sent,
+      error: this.error && { ...this.error },
+      problems: [...this.problems.values()].map((p) => ({ ...p })),
+      waiting: [...this.waits.values()].map((w) => ({ ...w })),
+      notices: (state.notices ?? []).map((n) => ({ ...n })),
+    };
+  }
+
+  /**
+   * `transport` with a timeout on every request and stop()'s abort: the signal reaches the transport (s3.ts aborts
+   * its fetch), and the call is raced against it too, so a transport that ignores it cannot hang a round.
+   */
+  private bounded(transport: SyncTransport): SyncTransport {
+    const call = <T>(what: string, run: (call: TransportCall) => Promise<T>): Promise<T> => {
+      const idle = new AbortController();
+      const signal = AbortSignal.any([this.closing.signal, idle.signal, ...(this.round ? [this.round.signal] : [])]);
+      if (signal.aborted) return Promise.reject(aborted(what, signal));
+      // Counted from the start, and again from each chunk of a body (progress).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => idle.abort(new DOMException('no progress', 'TimeoutError')), this.options.requestTimeoutMs);
+        (timer as { unref?: () => void }).unref?.();
+      };
+      arm();
+      return new Promise<T>((resolve, reject) => {
+        const onAbort = () => reject(aborted(what, signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+        run({ signal, progress: arm })
+          .then(resolve, (error: unknown) => reject(signal.aborted ? aborted(what, signal) : error))
+          .finally(() => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+          });
+      });
+    };
+    const remove = transport.delete?.bind(transport);
+    return {
+      list: (prefix) => call(`list ${prefix}`, (c) => transport.list(prefix, c)),
+      get: (key, options) => call(`get ${key}`, (c) => transport.get(key, { ...c, maxBytes: options?.maxBytes ?? this.options.maxObjectBytes })),
+      put: (key, bytes, options) => call(`put ${key}`, (c) => transport.put(key, bytes, { ...c, ...(options?.ifAbsent ? { ifAbsent: true } : {}) })),
+      ...(remove ? { delete: (key: string) => call(`delete ${key}`, (c) => remove(key, c)) } : {}),
+    };
+  }
+
+  /** Sets `device`'s stream (or snapshot) aside for this round at `object`, reported in status().problems. */
+  private setAsideFor(device: string, object: string, error: unknown, stream = true): void {
+    const coded = toEngramError(error, ErrorCode.SYNC_FAILED, 'sync failed');
+    const since = this.problems.get(object)?.since ?? this.clock();
+    this.roundProblems.set(object, { device, object, code: coded.code, message: coded.message, since });
+    if (stream) this.setAside.add(device);
+  }
+
+  /**
+   * An object read and checked, retried once (a cut body, a flaky storage, a stale cache): null when it is not
+   * there. A failure twice is thrown: SYNC_TAMPERED for a complete body that fails its check, else SYNC_FAILED.
+   */
+  private async readObject<T>(name: string, check: (bytes: Uint8Array) => Promise<T>): Promise<T | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const bytes = await this.transport.get(name);
+        return bytes === null ? null : await check(bytes);
+      } catch (error) {
+        if (attempt >= ATTEMPTS || this.closing.signal.aborted || this.round?.signal.aborted) throw error;
+      }
+    }
+  }
+
+  /** Entries whose clock is within the allowed drift; the rest are left out, with a notice naming the object. */
+  private withinDrift(entries: Entry[], device: string, object: string): Entry[] {
+    const limit = this.clock() + this.options.maxClockDriftMs;
+    const kept = entries.filter((e) => parseHlc(e.h)!.wall <= limit);
+    if (kept.length < entries.length) {
+      this.log.notice({
+        code: ErrorCode.SYNC_CLOCK,
+        device,
+        object,
+        message: `${entries.length - kept.length} of ${entries.length} entries in ${object} were not applied: their clock is more than ${this.options.maxClockDriftMs} ms ahead of this device's (is ${device}'s clock wrong?)`,
+      });
+    }
+    return kept;
   }
 
   /** One round: upload what is queued, then apply what other devices uploaded. Concurrent calls share a round. */
   syncNow(): Promise<SyncStatus> {
     this.running ??= this.guard(async () => {
-      // Read every round (one small GET): a rotation must stop a device holding the old key before it uploads.
-      this.key = await syncKey(this.transport, this.prefix, this.secret, this.key);
+      await this.readKey();
       await this.enterEpoch();
       await this.push();
       await this.readHeads();
@@ -162,19 +327,45 @@ export class Sync {
     return this.running;
   }
 
+  /**
+   * Reads the key record (every round, one small GET: a rotation must stop a device holding the old key before it
+   * uploads) and remembers the one accepted, so an older one put back, or none, is refused (envelope.ts).
+   */
+  private async readKey(): Promise<void> {
+    const state = this.log.state!;
+    this.key = await syncKey(this.transport, this.prefix, this.secret, this.key, state.keyRecord);
+    const accepted = state.keyRecord;
+    if (accepted?.epoch !== this.key.epoch || accepted.generation !== this.key.generation) {
+      state.keyRecord = { epoch: this.key.epoch, generation: this.key.generation };
+      await this.writeState();
+    }
+  }
+
+  /** Runs one round within roundTimeoutMs (its requests are aborted then); its problems replace the last round's. */
   private async guard(round: () => Promise<void>): Promise<SyncStatus> {
+    this.round = new AbortController();
+    this.roundProblems = new Map();
+    this.setAside = new Set();
+    const timer = setTimeout(() => this.round?.abort(), this.options.roundTimeoutMs);
+    (timer as { unref?: () => void }).unref?.();
+    let ok = false;
     try {
       await round();
+      ok = true;
       this.lastSyncAt = this.clock();
       this.error = null;
-      return this.status();
     } catch (error) {
       const coded = toEngramError(error, ErrorCode.SYNC_FAILED, 'sync failed');
       this.error = { code: coded.code, message: coded.message };
       throw coded;
     } finally {
+      clearTimeout(timer);
+      this.round = null;
+      // A round cut short saw only part of the bucket: what it did not reach stays reported.
+      this.problems = ok ? this.roundProblems : new Map([...this.problems, ...this.roundProblems]);
       this.running = null;
     }
+    return this.status();
   }
 
   /** Where this key's objects are (envelope.ts epochBase). */
@@ -196,7 +387,7 @@ export class Sync {
     const held = state.objSeq > 0 || state.plan !== null || (state.ownSnapshots?.length ?? 0) > 0 || Object.keys(state.cursors).length > 0;
     // Left again before sending again: no rotation head can tell what is missing, so all of it is compared.
     if (held || state.resendFrom) state.resendFrom = { epoch: from, ...(state.resendFrom ? {} : { seen: { ...state.cursors, [state.device]: state.objSeq } }) };
-    Object.assign(state, { epoch: this.key!.epoch, cursors: {}, snapshots: {}, ownSnapshots: [], objSeq: 0, plan: null });
+    Object.assign(state, { epoch: this.key!.epoch, cursors: {}, snapshots: {}, ownSnapshots: [], objSeq: 0, plan: null, expect: {}, digests: {}, claims: {} });
     await this.writeState();
   }
 
@@ -228,6 +419,9 @@ export class Sync {
       part.push(entry);
     });
     flush();
+    // Its own clocks (a rebuilt state starts its clock afresh): later local changes must come after them.
+    for (const entry of entries) this.log.receive(parseHlc(entry.h)!);
+    state.due = state.outSeq;
     delete state.resendFrom;
     await this.writeState(meta);
     const remove = this.transport.delete?.bind(this.transport);
@@ -245,14 +439,15 @@ export class Sync {
    * switch), and the old epoch's objects are deleted. A device holding only the old key then gets WRONG_KEY.
    */
   async rotate(next: SyncSecret): Promise<SyncStatus> {
-    // Derived first: a weak passphrase or short key fails before anything is done.
-    const made = await newKeyRecord(next);
+    // Checked first: a weak passphrase or short key fails before anything is done.
+    checkNewSecret(next);
     await this.syncNow();
     while (this.running) await this.running.catch(() => undefined);
     this.running = this.guard(async () => {
       const state = this.log.state!;
       const old = this.key!;
-      const current = await syncKey(this.transport, this.prefix, this.secret, old);
+      const made = await newKeyRecord(next, old.generation + 1);
+      const current = await syncKey(this.transport, this.prefix, this.secret, old, state.keyRecord);
       // Narrows the race of two devices rotating at once: the later one sees the record changed and stops.
       if (current.record !== old.record) throw new EngramError(ErrorCode.SYNC_FAILED, 'the sync key was rotated by another device meanwhile; nothing was rotated here');
       const read = await readSnapshotState(this.store, state.graves ?? 0);
@@ -272,7 +467,8 @@ export class Sync {
       await this.transport.put(this.prefix + KEY_RECORD, new TextEncoder().encode(made.record));
       this.secret = next;
       this.key = made;
-      Object.assign(state, { epoch: made.epoch, cursors: {}, snapshots: {}, ownSnapshots: [head], objSeq: 0, plan: null });
+      Object.assign(state, { epoch: made.epoch, cursors: {}, snapshots: {}, ownSnapshots: [head], objSeq: 0, plan: null, expect: {}, digests: {}, claims: {} });
+      state.keyRecord = { epoch: made.epoch, generation: made.generation };
       // The new epoch's snapshot holds everything this device holds: nothing to send again.
       delete state.resendFrom;
       await this.writeState();
@@ -292,20 +488,21 @@ export class Sync {
     const state = this.log.state!;
     for (;;) {
       if (state.plan === null) {
-        if (state.sent >= state.outSeq) return;
+        // Learning alone (access bookkeeping, associations) waits for the next change: a search uploads nothing.
+        if (state.sent >= Math.min(state.outSeq, state.due!)) return;
         let to = state.sent;
         for (let entries = 0; to < state.outSeq && to - state.sent < WRITES_PER_OBJECT && entries < ENTRIES_PER_OBJECT; ) {
           to++;
-          entries += readJson<Entry[]>(await this.store.readMeta(META.out + to))?.length ?? 0;
+          entries += (await this.queuedPart(to)).length;
         }
         state.plan = { seq: state.objSeq + 1, from: state.sent + 1, to };
         await this.writeState();
       }
       const plan = state.plan;
       const entries: Entry[] = [];
-      for (let n = plan.from; n <= plan.to; n++) entries.push(...(readJson<Entry[]>(await this.store.readMeta(META.out + n)) ?? []));
+      for (let n = plan.from; n <= plan.to; n++) entries.push(...(await this.queuedPart(n)));
       const name = objectName(this.base, state.device, plan.seq);
-      await this.transport.put(name, await seal(this.key!.aes, name, state.device, plan.seq, { v: 1, entries }));
+      if (!(await this.claim(name, plan.seq, entries))) continue;
       const done: Record<string, null> = {};
       for (let n = plan.from; n <= plan.to; n++) done[META.out + n] = null;
       state.sent = plan.to;
@@ -315,7 +512,110 @@ export class Sync {
     }
   }
 
-  /** The new objects of every other device, in sequence order up to the first gap, opened and checked. */
+  /**
+   * The entries of queued part `n`. A part gone or damaged is said (a notice) and this device sends again
+   * everything it holds, with the stored clocks, next round (requeue), so what the part held is not lost.
+   */
+  private async queuedPart(n: number): Promise<Entry[]> {
+    const part = readJson<unknown>(await this.store.readMeta(META.out + n));
+    if (Array.isArray(part) && part.every((e) => typeof e === 'object' && e !== null && typeof (e as Entry).h === 'string' && parseHlc((e as Entry).h) !== null)) return part as Entry[];
+    const state = this.log.state!;
+    if (state.resendFrom === undefined) {
+      this.log.notice({ code: ErrorCode.SYNC_FAILED, message: `queued change ${n} in the local sync state was damaged or gone: everything held here is sent again` });
+      state.resendFrom = { epoch: state.epoch ?? '' };
+    }
+    return [];
+  }
+
+  /**
+   * Uploads `entries` as this device's object `seq`, unless the name is taken: by this device's own upload of the
+   * same entries (an upload whose answer was lost), which is then done; or by another copy of this database (a
+   * restored backup, a copied profile: the same device id), which this device must not overwrite. Then it takes a
+   * new device id and says so, and false: the plan is made again under the new id. Junk there (nothing sealed
+   * under this name) is nobody's write: it is written over, so a junk object cannot stall a device's stream. The check reads the name first
+   * (any storage), and the write is conditional where the storage supports it (S3, R2: `If-None-Match: *`), which
+   * closes the window between the two.
+   */
+  private async claim(name: string, seq: number, entries: Entry[]): Promise<boolean> {
+    const state = this.log.state!;
+    const aes = this.key!.aes;
+    let there: { entries?: unknown } | null;
+    let junk = false;
+    try {
+      there = await this.readObject(name, async (bytes) => (await open(aes, name, state.device, seq, bytes)) as { entries?: unknown });
+    } catch (error) {
+      // Not sealed under this name (junk, put there by someone without the key): no write of anyone's, so it is
+      // written over. Anything else (a body that could not be read whole) fails the round: it may be a real write.
+      if (!(error instanceof EngramError && error.code === ErrorCode.SYNC_TAMPERED)) throw error;
+      there = null;
+      junk = true;
+    }
+    if (there !== null) {
+      if (JSON.stringify(there.entries) === JSON.stringify(entries)) return true;
+      await this.takeNewId(name);
+      return false;
+    }
+    // What this device applied of each device (itself: its last upload), each with that object's digest.
+    const seen: Seen = {};
+    for (const [device, last] of Object.entries({ ...state.cursors, [state.device]: state.objSeq })) {
+      const digest = state.digests?.[device]?.find(([n]) => n === last)?.[1];
+      if (last > 0 && digest !== undefined) seen[device] = [last, digest];
+    }
+    try {
+      await this.transport.put(name, await seal(aes, name, state.device, seq, { v: 2, entries, seen }), junk ? {} : { ifAbsent: true });
+    } catch (error) {
+      if (!(error instanceof EngramError && error.details?.taken === true)) throw error;
+      await this.takeNewId(name);
+      return false;
+    }
+    this.remember(state.device, seq, await digestOf(entries));
+    return true;
+  }
+
+  /** Keeps `device`'s object `seq`'s digest (the last DIGESTS_KEPT per device), and checks it against what another device said it read there. */
+  private remember(device: string, seq: number, digest: string): void {
+    const state = this.log.state!;
+    const kept = ((state.digests ??= {})[device] ??= []);
+    kept.push([seq, digest]);
+    if (kept.length > DIGESTS_KEPT) kept.splice(0, kept.length - DIGESTS_KEPT);
+    const claim = state.claims?.[device];
+    if (claim?.seq === seq) {
+      if (claim.digest !== digest) this.forked(device, seq, claim.from);
+      delete state.claims![device];
+    }
+  }
+
+  private forked(device: string, seq: number, from: string): void {
+    const object = objectName(this.base, device, seq);
+    // Said once per object and reader: each later object of that reader repeats its claim.
+    if (this.log.state!.notices?.some((n) => n.object === object && n.message.includes(`device ${from} `))) return;
+    this.log.notice({
+      code: ErrorCode.SYNC_TAMPERED,
+      device,
+      object,
+      message: `forked history: ${object} as this device read it differs from what device ${from} read there (the storage showed them different objects under one name, or two copies of one database wrote it)`,
+    });
+  }
+
+  /**
+   * After another copy of this database took `name`: this copy becomes a new device. It holds every object it
+   * uploaded under the old id, so it follows the old id from there like any other device's (receiving the other
+   * copy's later writes); what it had not uploaded goes out under the new id.
+   */
+  private async takeNewId(name: string): Promise<void> {
+    const state = this.log.state!;
+    const old = state.device;
+    state.cursors[old] = state.objSeq;
+    Object.assign(state, { device: newDeviceId(), objSeq: 0, plan: null, ownSnapshots: [] });
+    this.log.notice({ code: ErrorCode.SYNC_FAILED, device: old, object: name, message: `another copy of this database writes as device ${old} (it wrote ${name}): this copy is device ${state.device} from now on, nothing was overwritten` });
+    await this.writeState();
+  }
+
+  /**
+   * The new objects of every other device, in sequence order up to the first gap, opened and checked. A device
+   * whose next object cannot be read or fails its check is set aside for this round (the objects before it still
+   * apply); a gap, or an object another device's objects say exists but the listing lacks, is waited for.
+   */
   private async fetchNew(): Promise<{ device: string; seq: number; entries: Entry[] }[]> {
     const state = this.log.state!;
     const seqs = new Map<string, number[]>();
@@ -327,28 +627,74 @@ export class Sync {
       seqs.set(match[1]!, list);
     }
     const wanted: { device: string; seq: number }[] = [];
-    for (const [device, list] of seqs) {
+    const waits = new Map<string, SyncWait>();
+    const devices = new Set([...seqs.keys(), ...Object.keys(state.expect ?? {})]);
+    for (const device of devices) {
+      if (device === state.device || this.setAside.has(device)) continue;
+      const list = (seqs.get(device) ?? []).sort((a, b) => a - b);
       let next = (state.cursors[device] ?? 0) + 1;
       // A gap waits: an object missing in the middle is never skipped.
-      for (const seq of list.sort((a, b) => a - b)) {
+      for (const seq of list) {
         if (seq < next) continue;
         if (seq !== next || wanted.length === OBJECTS_PER_BATCH) break;
         wanted.push({ device, seq });
         next++;
       }
+      const after = list.some((seq) => seq > next) || (state.expect?.[device] ?? 0) >= next;
+      if (after && !list.includes(next)) {
+        const object = objectName(this.base, device, next);
+        waits.set(device, { device, object, since: this.waits.get(device)?.object === object ? this.waits.get(device)!.since : this.clock() });
+      }
     }
-    const opened: { device: string; seq: number; entries: Entry[] }[] = [];
+    this.waits = waits;
+    const got: ({ device: string; seq: number; name: string; entries: Entry[]; seen: Seen } | null)[] = [];
+    const failed = new Map<string, { seq: number; name: string; error: unknown }>();
     for (let start = 0; start < wanted.length; start += PARALLEL_GETS) {
       const group = wanted.slice(start, start + PARALLEL_GETS).map(async ({ device, seq }) => {
         const name = objectName(this.base, device, seq);
-        const bytes = await this.transport.get(name);
-        if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync object ${name} was listed but could not be read`);
-        return { device, seq, entries: checkEntries(await open(this.key!.aes, name, device, seq, bytes), name) };
+        try {
+          const payload = await this.readObject(name, async (bytes) => checkObject(await open(this.key!.aes, name, device, seq, bytes), name));
+          if (payload === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync object ${name} was listed but could not be read`);
+          return { device, seq, name, ...payload };
+        } catch (error) {
+          if (this.closing.signal.aborted || this.round?.signal.aborted) throw error;
+          if (seq < (failed.get(device)?.seq ?? Infinity)) failed.set(device, { seq, name, error });
+          return null;
+        }
       });
-      opened.push(...(await Promise.all(group)));
+      got.push(...(await Promise.all(group)));
+    }
+    // Only a device's first bad object is reported: what follows it waits anyway.
+    for (const [device, { name, error }] of failed) this.setAsideFor(device, name, error);
+    const opened: { device: string; seq: number; entries: Entry[] }[] = [];
+    // A device set aside keeps the objects before the one that failed (they apply in order).
+    for (const o of got) {
+      if (o === null || o.seq > (failed.get(o.device)?.seq ?? Infinity)) continue;
+      opened.push({ device: o.device, seq: o.seq, entries: this.withinDrift(o.entries, o.device, o.name) });
+      this.remember(o.device, o.seq, await digestOf(o.entries));
+      this.expectFrom(o.device, o.seen);
     }
     return opened;
   }
+
+  /**
+   * Notes what `device`'s object says it had read of each device: a listing lacking those objects is waited on
+   * (fetchNew), and each object's digest is compared with this device's reading of it, now or once it gets there.
+   */
+  private expectFrom(device: string, seen: Seen): void {
+    const state = this.log.state!;
+    const expect = (state.expect ??= {});
+    for (const [other, [last, digest]] of Object.entries(seen)) {
+      if (other !== state.device) expect[other] = Math.max(expect[other] ?? 0, last);
+      const mine = state.digests?.[other]?.find(([n]) => n === last)?.[1];
+      if (mine !== undefined) {
+        if (mine !== digest) this.forked(other, last, device);
+      } else if (last > (other === state.device ? state.objSeq : (state.cursors[other] ?? 0))) {
+        (state.claims ??= {})[other] = { seq: last, digest, from: device };
+      }
+    }
+  }
+
 
   /** Applies one batch of new objects; true when it applied some (more may wait). */
   private async pull(): Promise<boolean> {
@@ -396,8 +742,14 @@ export class Sync {
     for (const [writer, seq] of newest) {
       if (known[writer]?.seq === seq) continue;
       const name = snapshotName(this.base, writer, seq, 'head');
-      const bytes = await this.transport.get(name);
-      if (bytes !== null) known[writer] = checkHead(await open(this.key!.aes, name, writer, seq, bytes), name, seq);
+      try {
+        const head = await this.readObject(name, async (bytes) => checkHead(await open(this.key!.aes, name, writer, seq, bytes), name, seq));
+        if (head !== null) known[writer] = head;
+      } catch (error) {
+        if (this.closing.signal.aborted || this.round?.signal.aborted) throw error;
+        // Its log objects still apply: only this snapshot is set aside (the last good head stays known).
+        this.setAsideFor(writer, name, error, false);
+      }
     }
   }
 
@@ -409,23 +761,32 @@ export class Sync {
     const state = this.log.state!;
     const fresh = Object.keys(state.cursors).length === 0;
     const listed = new Set((await this.listLog()).map((o) => o.key));
-    let best: [string, SnapshotHead] | null = null;
+    const candidates: [string, SnapshotHead][] = [];
     for (const [writer, head] of Object.entries(state.snapshots ?? {})) {
       const useful = Object.entries(head.covers).some(([device, seq]) => {
         const cursor = state.cursors[device] ?? 0;
         return device !== state.device && seq > cursor && (fresh || !listed.has(objectName(this.base, device, cursor + 1)));
       });
       // A rotation's snapshot covers no log object but holds the whole merged state: a fresh device starts from it.
-      if ((useful || (fresh && coveredCount(head) === 0)) && (best === null || coveredCount(head) > coveredCount(best[1]))) best = [writer, head];
+      if (useful || (fresh && coveredCount(head) === 0)) candidates.push([writer, head]);
     }
-    if (best === null) return null;
-    const [writer, head] = best;
-    const name = snapshotName(this.base, writer, head.seq, 'data');
-    const bytes = await this.transport.get(name);
-    if (bytes === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync snapshot ${name} was listed but could not be read`);
-    const { entries, creatable } = snapshotEntries(await open(this.key!.aes, name, writer, head.seq, bytes), name, head);
-    await this.applyEntries([...entries], creatable, head.covers);
-    return entries;
+    // The one covering the most that reads and checks: a bad one is set aside, the next one tried.
+    for (const [writer, head] of candidates.sort((a, b) => coveredCount(b[1]) - coveredCount(a[1]))) {
+      const name = snapshotName(this.base, writer, head.seq, 'data');
+      let read: ReturnType<typeof snapshotEntries> | null;
+      try {
+        read = await this.readObject(name, async (bytes) => snapshotEntries(await open(this.key!.aes, name, writer, head.seq, bytes), name, head));
+        if (read === null) throw new EngramError(ErrorCode.SYNC_FAILED, `sync snapshot ${name} was listed but could not be read`);
+      } catch (error) {
+        if (this.closing.signal.aborted || this.round?.signal.aborted) throw error;
+        this.setAsideFor(writer, name, error, false);
+        continue;
+      }
+      const entries = this.withinDrift(read.entries, writer, name);
+      await this.applyEntries([...entries], read.creatable, head.covers);
+      return entries;
+    }
+    return null;
   }
 
   /** Writes a snapshot when enough log objects are not covered by the newest one, then compacts. */
@@ -571,19 +932,31 @@ export class Sync {
   }
 }
 
+/** A request cut by stop(), the round's bound or its own timeout: SYNC_FAILED (nothing was lost; it is retried next round). */
+function aborted(what: string, signal: AbortSignal): EngramError {
+  const reason: unknown = signal.reason;
+  const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError';
+  return new EngramError(ErrorCode.SYNC_FAILED, `sync storage request ${what} ${timedOut ? 'timed out' : 'was aborted (sync stopped, or the round ran past roundTimeoutMs)'}`, { details: { aborted: true } });
+}
+
 /** How many log objects a snapshot covers, over all devices. */
 function coveredCount(head: SnapshotHead): number {
   return Object.values(head.covers).reduce((sum, seq) => sum + seq, 0);
 }
 
 /**
- * The entries of an opened object: anything malformed is SYNC_TAMPERED. Their clocks are mostly `device`'s own, but
- * an object sent again on entering a key epoch (requeue) carries what that device holds, with the original clocks.
+ * The entries of an opened object, and what its writer had seen of the others (version 2; none in version 1):
+ * anything malformed is SYNC_TAMPERED. Their clocks are mostly `device`'s own, but an object sent again on
+ * entering a key epoch (requeue) carries what that device holds, with the original clocks.
  */
-function checkEntries(payload: unknown, name: string): Entry[] {
-  const entries = (payload as { v?: unknown; entries?: unknown } | null)?.entries;
+function checkObject(payload: unknown, name: string): { entries: Entry[]; seen: Seen } {
+  const object = payload as { v?: unknown; entries?: unknown; seen?: unknown } | null;
+  const entries = object?.entries;
+  const seen = object?.v === 2 ? object.seen : {};
   const valid =
-    (payload as { v?: unknown }).v === 1 &&
+    (object?.v === 1 || object?.v === 2) &&
+    typeof seen === 'object' && seen !== null &&
+    Object.entries(seen).every(([d, n]) => /^[0-9a-z]{1,64}$/.test(d) && Array.isArray(n) && n.length === 2 && Number.isSafeInteger(n[0]) && n[0] > 0 && typeof n[1] === 'string') &&
     Array.isArray(entries) &&
     entries.every((e: Partial<Entry> | null) => {
       if (typeof e !== 'object' || e === null || typeof e.h !== 'string' || parseHlc(e.h) === null) return false;
@@ -592,6 +965,6 @@ function checkEntries(payload: unknown, name: string): Entry[] {
       if (e.k === 'assoc') return typeof e.a === 'string' && typeof e.b === 'string' && e.a < e.b && typeof e.w === 'number' && e.w > 0 && e.w <= 1 && Number.isFinite(e.t);
       return e.k === 'link' && typeof e.from === 'string' && typeof e.to === 'string' && typeof e.kind === 'string' && typeof e.on === 'boolean';
     });
-  if (!valid) throw new EngramError(ErrorCode.SYNC_TAMPERED, `sync object ${name} was refused: its entries are malformed; nothing from this round was applied`, { details: { name } });
-  return entries as Entry[];
+  if (!valid) throw new EngramError(ErrorCode.SYNC_TAMPERED, `sync object ${name} was refused: its entries are malformed; that device's later objects wait`, { details: { name } });
+  return { entries: entries as Entry[], seen: seen as Seen };
 }

@@ -199,6 +199,7 @@ describe('errors', () => {
       | 'STORE_LOCKED'
       | 'SYNC_FAILED'
       | 'SYNC_TAMPERED'
+      | 'SYNC_CLOCK'
       | 'NOT_LEADER'
     >();
     expectTypeOf(ErrorCode.MODEL_NOT_FOUND).toEqualTypeOf<'MODEL_NOT_FOUND'>();

@@ -28,3 +28,16 @@ test('an unknown access key and an unreachable endpoint are SYNC_FAILED', async 
   const away = s3Transport({ ...s3.config, endpoint: 'http://127.0.0.1:9' });
   await expect(away.list('')).rejects.toMatchObject({ code: ErrorCode.SYNC_FAILED });
 });
+
+test('a download over maxBytes is refused unread; a conditional put is sent, and s3rver (no conditional writes) ignores it', async () => {
+  const transport = s3Transport(s3.config);
+  await transport.put('cap/big', new Uint8Array(4096));
+  await expect(transport.get('cap/big', { maxBytes: 4095 })).rejects.toMatchObject({ code: ErrorCode.SYNC_FAILED, details: { tooLarge: true } });
+  expect((await transport.get('cap/big', { maxBytes: 4096 }))?.length).toBe(4096);
+  // Where sync cannot rely on the condition, it reads the name first (sync.ts claim).
+  await transport.put('cap/big', new Uint8Array([7]), { ifAbsent: true });
+  expect(await transport.get('cap/big')).toEqual(new Uint8Array([7]));
+  const aborted = new AbortController();
+  aborted.abort();
+  await expect(transport.get('cap/big', { signal: aborted.signal })).rejects.toMatchObject({ code: ErrorCode.SYNC_FAILED });
+});
