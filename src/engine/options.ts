@@ -181,6 +181,10 @@ const SYNC_KEYS = keysOf<SyncOptions>({
   intervalMs: true,
   snapshotEvery: true,
   retainMs: true,
+  requestTimeoutMs: true,
+  roundTimeoutMs: true,
+  maxObjectBytes: true,
+  maxClockDriftMs: true,
 } satisfies KeySet<SyncOptions>);
 
 /** `EngineOptions` checked once, with every default filled in. */
