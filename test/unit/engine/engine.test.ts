@@ -9,7 +9,7 @@ import { runs } from '../helpers/tier.js';
 
 const NOW = Date.UTC(2024, 5, 1);
 const daysAgo = (n: number) => NOW - n * DAY_MS;
-const STAGES = ['route', 'understand', 'lexical', 'vector', 'fuse', 'neighbours', 'filter', 'adjust', 'diversify', 'assemble', 'reinforce'];
+const STAGES = ['route', 'understand', 'lexical', 'vector', 'fuse', 'neighbours', 'filter', 'adjust', 'currency', 'diversify', 'assemble', 'reinforce'];
 
 async function engineWith(memories: MemoryInput[] = [], options: Parameters<typeof createEngine>[0] = {}) {
   const embedder = testEmbedder();

@@ -37,7 +37,8 @@ describe('ThreadIndex: the time sequence of memories without a thread', () => {
     index.upsertAll([0, 1, 2, 62, 63].map((m, i) => note(`n${i}`, m * MINUTE)));
     index.upsertAll([0, 1, 2, 62, 63].map((m, i) => note(`t${i}`, m * MINUTE, 'T')));
     expect(ids(index.neighbours('n2', 3, true, 30 * MINUTE))).toEqual(['n1', 'n0']);
-    expect(ids(index.neighbours('n3', 3, true, 30 * MINUTE))).toEqual(['n4']);
+    // n3 and n4 are a sitting of two: no sequence, no neighbours (a sitting is three memories at least).
+    expect(ids(index.neighbours('n3', 3, true, 30 * MINUTE))).toEqual([]);
     expect(ids(index.neighbours('n2', 3, true, 60 * MINUTE))).toEqual(['n1', 'n3', 'n0', 'n4']);
     expect(ids(index.neighbours('n1', 1, true, 0))).toEqual([]);
     expect(ids(index.neighbours('t2', 3, true, 0))).toEqual(['t1', 't3', 't0', 't4']);
@@ -47,8 +48,10 @@ describe('ThreadIndex: the time sequence of memories without a thread', () => {
     const index = new ThreadIndex();
     index.upsertAll([note('b0', 5), note('b1', 5), note('b2', 5), note('c', 6), note('t0', 5, 'T'), note('t1', 5, 'T')]);
     expect(ids(index.neighbours('b1', 2, true, 30 * MINUTE))).toEqual([]);
-    // b2 and c are a minute's step apart, but b1 before b2 is a step of zero.
-    expect(ids(index.neighbours('b2', 2, true, 30 * MINUTE))).toEqual(['c']);
+    // b2 and c are a minute's step apart, but b1 before b2 is a step of zero: two are no sitting.
+    expect(ids(index.neighbours('b2', 2, true, 30 * MINUTE))).toEqual([]);
+    index.upsertAll([note('d', 7)]);
+    expect(ids(index.neighbours('b2', 2, true, 30 * MINUTE))).toEqual(['c', 'd']);
     expect(ids(index.neighbours('t0', 1, true, 30 * MINUTE))).toEqual(['t1']);
   });
 
@@ -63,8 +66,17 @@ describe('ThreadIndex: the time sequence of memories without a thread', () => {
           const notes = times.map((t, i) => note(`n${i}`, t));
           index.upsertAll(notes);
           const order = notes.slice().sort((a, b) => a.createdAt - b.createdAt || Number(a.id.slice(1)) - Number(b.id.slice(1)));
+          const joins = (i: number) => i >= 0 && i + 1 < order.length && order[i + 1]!.createdAt - order[i]!.createdAt <= gap && order[i + 1]!.createdAt !== order[i]!.createdAt;
           for (const [at, anchor] of order.entries()) {
             const expected: { id: string; distance: number }[] = [];
+            // A sitting of three at least: two steps that join, around the anchor.
+            let run = 0;
+            for (let i = at - 1; i >= 0 && joins(i) && run < 2; i--) run++;
+            for (let i = at; joins(i) && run < 2; i++) run++;
+            if (run < 2) {
+              expect(index.neighbours(anchor.id, window, true, gap)).toEqual([]);
+              continue;
+            }
             for (let d = 1; d <= window; d++) {
               const reach = (to: number) => {
                 if (to < 0 || to >= order.length) return false;
@@ -93,12 +105,12 @@ describe('neighbourBonuses over time', () => {
     expect(NEIGHBOURS_BY_TIME).toBe(true);
     expect(NEIGHBOURS_TIME_GAP_MS).toBe(30 * MINUTE);
     const index = new ThreadIndex();
-    index.upsertAll([note('a', 0), note('b', 10 * MINUTE), note('c', 100 * MINUTE)]);
-    const bonuses = (extra: object) => Object.fromEntries([...neighbourBonuses([{ id: 'a', score: 1 }], index, { ...options, ...extra })].map(([id, l]) => [id, l.bonus]));
-    expect(bonuses({})).toEqual({ b: 0.5 });
+    index.upsertAll([note('a', 0), note('b', 10 * MINUTE), note('b2', 20 * MINUTE), note('c', 110 * MINUTE)]);
+    const bonuses = (extra: object) => Object.fromEntries([...neighbourBonuses([{ id: 'b2', score: 1 }], index, { ...options, ...extra })].map(([id, l]) => [id, l.bonus]));
+    expect(bonuses({})).toEqual({ b: 0.5, a: 0.25 });
     expect(bonuses({ time: false })).toEqual({});
-    expect(bonuses({ timeGapMs: 90 * MINUTE })).toEqual({ b: 0.5, c: 0.25 });
-    expect(bonuses({ timeGapMs: Infinity })).toEqual({ b: 0.5, c: 0.25 });
+    expect(bonuses({ timeGapMs: 90 * MINUTE })).toEqual({ b: 0.5, c: 0.5, a: 0.25 });
+    expect(bonuses({ timeGapMs: Infinity })).toEqual({ b: 0.5, c: 0.5, a: 0.25 });
   });
 
   it('never changes anything for memories in threads', () => {
@@ -121,12 +133,13 @@ describe('neighbourBonuses over time', () => {
 
 describe('neighbour support over time through createEngine', () => {
   const NOW = Date.UTC(2024, 5, 1);
-  // Notes without a thread: one sitting of three, and one written a day earlier.
+  // Notes without a thread: one sitting of four, and one written a day earlier.
   const notes = [
     { id: 'yesterday', text: 'Groceries: oat milk, lentils, limes', createdAt: NOW - 24 * 60 * MINUTE },
     { id: 'q', text: 'Did the landlord answer about the broken boiler?', createdAt: NOW - 3 * MINUTE },
     { id: 'a', text: 'Yes, a plumber comes Thursday morning', createdAt: NOW - 2 * MINUTE },
     { id: 'later', text: 'Book the dentist for next month', createdAt: NOW - MINUTE },
+    { id: 'last', text: 'Water the balcony plants', createdAt: NOW },
   ];
 
   it('brings the note written next to a matching one, and only within the sitting', async () => {

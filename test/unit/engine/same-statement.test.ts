@@ -143,7 +143,7 @@ describe('what add may hide', () => {
       fc.asyncProperty(fc.array(fc.array(memory, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), async (batches) => {
         let n = 0;
         const inputs: MemoryInput[][] = batches.map((batch) =>
-          batch.map((m) => ({ id: `m${n++}`, text: m.text, createdAt: m.day * 1000, pinned: m.pinned, ...(m.project ? { project: m.project } : {}), ...(m.scope ? { scope: m.scope } : {}), ...(m.kind ? { kind: m.kind } : {}) })),
+          batch.map((m) => ({ id: `m${n++}`, text: m.text, createdAt: Date.UTC(2024, 0, 1) + m.day * 1000, pinned: m.pinned, ...(m.project ? { project: m.project } : {}), ...(m.scope ? { scope: m.scope } : {}), ...(m.kind ? { kind: m.kind } : {}) })),
         );
         // The definition: each new memory in order against the newest live memory of its group stored before it or earlier in its batch.
         type Row = MemoryInput & { supersededBy?: string };

@@ -104,12 +104,13 @@ describe('supersede with calibrated similarity', () => {
   ];
 
   it('does not let a shared common direction supersede distinct memories, but still supersedes a restatement', async () => {
-    const raw = await createEngine({ embedder: anisotropicEmbedder(), calibrateSimilarity: false });
+    // supersede: 'similar', the cosine folding calibration matters for.
+    const raw = await createEngine({ embedder: anisotropicEmbedder(), supersede: 'similar', calibrateSimilarity: false });
     await raw.add(chat.map((text, i) => ({ id: `m${i}`, text, createdAt: Date.UTC(2024, 0, 1) + i })));
     const rawSuperseded = (await raw.export()).filter((r) => r.supersededBy !== undefined).length;
     expect(rawSuperseded).toBeGreaterThan(2); // the failure calibration exists for
 
-    const calibrated = await createEngine({ embedder: anisotropicEmbedder() });
+    const calibrated = await createEngine({ embedder: anisotropicEmbedder(), supersede: 'similar' });
     await calibrated.add(chat.map((text, i) => ({ id: `m${i}`, text, createdAt: Date.UTC(2024, 0, 1) + i })));
     expect((await calibrated.export()).filter((r) => r.supersededBy !== undefined)).toEqual([]);
     await calibrated.add({ id: 'again', text: 'I painted a sunrise over the lake', createdAt: Date.UTC(2024, 0, 1) + 99 });
