@@ -10,7 +10,8 @@
  * something else (the same statement is the duplicate drop's) and names a detail the earlier does not (a number, a
  * name, a negation: lexical/statement.ts; a later turn on the topic that states none is no update). The later one
  * is then placed just above the earlier one, which stays just below it with `explain.newerVersion` naming it. Each
- * candidate moves once at most, so nothing sinks more than a place; similarity orders here, nothing is hidden.
+ * candidate takes part in one move at most and only the k hits are reordered, so none leaves the hits; similarity
+ * orders here, nothing is hidden.
  */
 import type { ScoredCandidate } from './adjust.js';
 import type { CurrencyOptions } from './options.js';
@@ -63,7 +64,7 @@ export function orderByCurrency(list: readonly ScoredCandidate[], k: number, opt
     return differsInDetail(detailsOf(older), detailsOf(newer), overlap, parts.sameThread(first.record.id, second.record.id));
   };
   // Positions into `top`, best first. Each candidate takes part in one move at most: an earlier version is passed
-  // by its best-ranked later version only, so no memory sinks more than one place for currency.
+  // by its best-ranked later version only.
   const order = top.map((_, i) => i);
   const moved = new Set<number>();
   let placed = 0;
