@@ -54,7 +54,8 @@ interface Writable {
   search(query: BenchQuery): Promise<unknown>;
 }
 
-export async function benchWrites(out: SectionResult, full: Corpus, queries: readonly BenchQuery[], n: number, loop: LoopOptions): Promise<void> {
+/** `systems`: which of 'Engram', 'MiniSearch', 'Orama hybrid' to run (all by default). */
+export async function benchWrites(out: SectionResult, full: Corpus, queries: readonly BenchQuery[], n: number, loop: LoopOptions, systems: readonly string[] = ['Engram', 'MiniSearch', 'Orama hybrid']): Promise<void> {
   const corpus = prefix(full, n);
   const standard = querySet(queries, 'standard');
   const figure = (system: string, metric: string, value: number, unit: string) => out.figures.push({ section: 'node', dim: corpus.dim, n, system, metric, value, unit });
@@ -107,7 +108,7 @@ export async function benchWrites(out: SectionResult, full: Corpus, queries: rea
     return t;
   }
 
-  await guarded(out, `Engram writes at N = ${n}`, log, async () => {
+  if (systems.includes('Engram')) await guarded(out, `Engram writes at N = ${n}`, log, async () => {
     log(`${n}: Engram import`);
     const embedder = new PrecomputedEmbedder(`bench-${corpus.dim}d`, corpus.dim).addCorpus(full).addQueries(queries);
     const engine: Engine = await createEngine({ embedder, clock: () => BENCH_NOW });
@@ -136,7 +137,7 @@ export async function benchWrites(out: SectionResult, full: Corpus, queries: rea
     await engine.close();
   });
 
-  await guarded(out, `MiniSearch writes at N = ${n}`, log, async () => {
+  if (systems.includes('MiniSearch')) await guarded(out, `MiniSearch writes at N = ${n}`, log, async () => {
     log(`${n}: MiniSearch build`);
     const index = new MiniSearch<{ id: string; text: string }>({ fields: ['text'], storeFields: [] });
     index.addAll(corpus.texts.map((text, i) => ({ id: corpus.ids[i]!, text })));
@@ -150,7 +151,7 @@ export async function benchWrites(out: SectionResult, full: Corpus, queries: rea
     });
   });
 
-  await guarded(out, `Orama writes at N = ${n}`, log, async () => {
+  if (systems.includes('Orama hybrid')) await guarded(out, `Orama writes at N = ${n}`, log, async () => {
     log(`${n}: Orama build`);
     const thresholds = oramaThresholds(new NaiveVectors(corpus), standard);
     const orama = await buildOrama(corpus, thresholds);
