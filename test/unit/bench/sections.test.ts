@@ -2,6 +2,7 @@
  * Every Node section of `npm run bench`, run small: it must complete with every system measured, and its answers
  * must be right (recall against the exact scan, memories just added found by their own text). Times are not checked.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { PrecomputedEmbedder } from '../../../bench/perf/engram.js';
 import { benchLong, chatCorpus, type LongCorpus } from '../../../bench/perf/long.js';
 import type { LoopOptions, SectionResult } from '../../../bench/perf/measure.js';
 import { loadBuiltInModel } from '../../../bench/perf/model.js';
+import { repoRoot } from '../../../bench/perf/paths.js';
 import { benchQueries } from '../../../bench/perf/node-data.js';
 import { ADD_PROBE, benchSize } from '../../../bench/perf/suite.js';
 import { ADD_COUNT, benchWrites, TURNS, WRITES_OPS } from '../../../bench/perf/writes.js';
@@ -57,6 +59,16 @@ describe('bench sections, run small', () => {
     expect(value(out, 'Engram', 'memories just added found first by their own text')).toBe(1);
     expect(new Set(out.stages.map((s) => s.system))).toEqual(new Set(['Engram, steady', 'Engram, right after adding one']));
   });
+
+  it('sync: a new device receives every memory from the log and from a snapshot (bench/sync.ts at 60 memories)', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/sync.ts', '--count', '60'], { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 });
+    // The script itself throws when a device receives fewer memories than were written.
+    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const report = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { memories: number; logBytesPerMemory: number; snapshotBytesPerMemory: number };
+    expect(report.memories).toBe(60);
+    expect(report.logBytesPerMemory).toBeGreaterThan(0);
+    expect(report.snapshotBytesPerMemory).toBeGreaterThan(0);
+  }, 150_000);
 
   describe('long memories', () => {
     const root = mkdtempSync(join(tmpdir(), 'engram-beam-'));
