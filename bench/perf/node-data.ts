@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, wri
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { corpusFromParts, vocabularyFrom, World, type BenchQuery, type Corpus, type CorpusJson, type TermRules } from './data.js';
-import { resultsDir } from './paths.js';
+import { cacheDir } from './paths.js';
 import { stemEnglish } from '../../src/lexical/stem.js';
 import { ENGLISH_STOP_WORDS } from '../../src/lexical/stopwords.js';
 
@@ -21,7 +21,7 @@ export function benchQueries(world: World): BenchQuery[] {
 
 /** Bump when the generator changes, so stale caches are never read. */
 export const DATA_VERSION = 1;
-export const cacheDir = join(resultsDir, 'cache');
+export { cacheDir };
 
 export function benchWords(): string[] {
   const cache = join(cacheDir, 'words.json');

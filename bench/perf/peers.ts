@@ -55,7 +55,7 @@ export function buildMiniSearch(corpus: Corpus): System {
  * from the naive reference, the most favourable threshold there is (its vector leg then keeps about 10 hits),
  * so the ratio against it is conservative.
  */
-export async function buildOrama(corpus: Corpus, thresholds: Map<string, number>): Promise<System> {
+export async function buildOrama(corpus: Corpus, thresholds: Map<string, number>): Promise<System & { db: AnyOrama }> {
   const { dim, n, vectors } = corpus;
   const db: AnyOrama = create({
     schema: { text: 'string', createdAt: 'number', embedding: `vector[${dim}]` } as const,
@@ -70,6 +70,7 @@ export async function buildOrama(corpus: Corpus, thresholds: Map<string, number>
   }
   return {
     name: 'Orama hybrid',
+    db,
     async search(query) {
       const result = await oramaSearch(db, {
         mode: 'hybrid',

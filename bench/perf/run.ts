@@ -3,7 +3,8 @@
  * (`--report-only` re-renders the docs from bench/results/latest.json without measuring; `--doc-dir=<dir>` writes them
  * there instead of docs/; `--million` adds the one-million scale, `--million-n 200000` the same path smaller)
  *
- * Runs every section in its own process (fresh heap each): Node (pure pipeline and peers), headless Chromium
+ * Runs every section in its own process (fresh heap each): Node (pure pipeline and peers), writes (a chat turn:
+ * add one, then search; `add` at N), long memories (documents and a chat), headless Chromium
  * (the real worker on OPFS and peers in the page), then `npm run bench:embedder` and `npm run bench:worker`
  * when those scripts exist (`--sections sync` adds `npm run bench:sync`, a new device receiving through a local S3
  * server: not in the default run, it takes minutes). Writes bench/results/latest.json, and unless --no-doc, docs/bench.md,
@@ -16,7 +17,7 @@ import { join } from 'node:path';
 import { parseArgs, toArgv } from './args.js';
 import type { SectionResult } from './measure.js';
 import { docsDir, repoRoot, resultsDir } from './paths.js';
-import { charts, renderMarkdown, targetRows, type BenchResults, type ExtraSection, type SectionLoad } from './report.js';
+import { charts, issue45Rows, renderMarkdown, targetRows, type BenchResults, type ExtraSection, type SectionLoad } from './report.js';
 
 const argv = process.argv.slice(2);
 const writeDoc = !argv.includes('--no-doc');
@@ -67,6 +68,8 @@ if (model.status !== 0) failures.push('npm run ensure-model failed: 100-d runs m
 const sectionArgs = toArgv(args);
 for (const [section, file, command, extra] of [
   ['node', 'node.json', process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', 'bench/perf/node.ts']],
+  ['writes', 'writes.json', process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', 'bench/perf/writes.ts']],
+  ['long', 'long.json', process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/perf/long.ts']],
   ['browser', 'browser.json', process.execPath, ['--import', 'tsx', 'bench/perf/browser.ts']],
   ['million', 'million.json', process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', 'bench/perf/million.ts']],
 ] as const) {
@@ -92,6 +95,8 @@ for (const section of ['embedder', 'worker', 'sync']) {
 const node = args.sections.includes('node') ? readSection('node.json') : null;
 const browser = args.sections.includes('browser') ? readSection('browser.json') : null;
 const million = args.sections.includes('million') ? readSection('million.json') : null;
+const writes = args.sections.includes('writes') ? readSection('writes.json') : null;
+const long = args.sections.includes('long') && existsSync(join(resultsDir, 'long.json')) ? (JSON.parse(readFileSync(join(resultsDir, 'long.json'), 'utf8')) as NonNullable<BenchResults['long']>) : null;
 const previous: BenchResults | null = keepOthers && existsSync(join(resultsDir, 'latest.json')) ? (JSON.parse(readFileSync(join(resultsDir, 'latest.json'), 'utf8')) as BenchResults) : null;
 const kept = (section: string) => previous !== null && !args.sections.includes(section);
 if (previous) {
@@ -116,13 +121,15 @@ const results: BenchResults = {
   node: node ?? (kept('node') ? previous!.node : null),
   browser: browser ?? (kept('browser') ? previous!.browser : null),
   million: million ?? (kept('million') ? (previous!.million ?? null) : null),
+  writes: writes ?? (kept('writes') ? (previous!.writes ?? null) : null),
+  long: long ?? (kept('long') ? (previous!.long ?? null) : null),
   extra,
 };
 writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 1));
 console.log('\nwrote bench/results/latest.json');
 
 if (writeDoc) writeDocs(results);
-for (const row of targetRows(results)) console.log(`${row.holds === null ? '  -' : row.holds ? ' ok' : 'MISS'}  ${row.target}: ${row.measured}`);
+for (const row of [...targetRows(results), ...issue45Rows(results)]) console.log(`${row.holds === null ? '  -' : row.holds ? ' ok' : 'MISS'}  ${row.target}: ${row.measured}`);
 if (failures.length > 0) {
   console.log(`\nfailures:\n${failures.map((f) => `  ${f}`).join('\n')}`);
   process.exitCode = 1;

@@ -241,7 +241,7 @@ export function bm25TopKPruned(
       const matching = list.docs.length;
       const avgLength = averageFieldLengths[fieldId] as number;
       const idf = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
-      if (list.maxPartKey !== partKey) computeMaxPart(list, partKey, k, b, d, avgLength, (doc) => lengths.get(doc, fieldId));
+      boundParts(list, partKey, k, b, d, avgLength, (doc) => lengths.get(doc, fieldId));
       const boost = boosts[f] as number;
       const listBound = weight * (boost * (idf * list.maxPart)) * INFLATE;
       bound += listBound;
@@ -445,22 +445,42 @@ export function bm25TopKPruned(
   return best.sorted().map(({ doc, score }) => ({ id: documentIds.get(doc) as string, score }));
 }
 
-function computeMaxPart(
-  list: PostingList,
-  key: string,
-  k: number,
-  b: number,
-  d: number,
-  avgLength: number,
-  lengthOf: (doc: number) => number,
-): void {
-  let max = 0;
+/** Widening the bound for a larger average beyond this factor (since it was exact) recomputes it exactly. */
+const MAX_SLACK = 1.02;
+
+/**
+ * Keeps `list.maxPart` an upper bound of every posting's part at `avgLength` (valid for any average up to
+ * `list.maxPartAvg`). A part grows with the average, by at most its ratio: `tf·(k+1)/(tf + k(1−b) + k·b·len/avg)`
+ * is multiplied by less than `avg′/avg` when the average rises to `avg′`. So after writes the bound is widened by
+ * that ratio and the postings appended since are folded in, rather than every posting read again; it is computed
+ * exactly when the parameters change or the widening passes MAX_SLACK. Only the pruning depends on it: a looser bound
+ * prunes less, the answer is the same.
+ */
+function boundParts(list: PostingList, key: string, k: number, b: number, d: number, avgLength: number, lengthOf: (doc: number) => number): void {
+  let from = list.maxPartCount;
+  if (list.maxPartKey === key && avgLength > list.maxPartAvg) {
+    const ratio = avgLength / list.maxPartAvg;
+    list.maxPart = d + (list.maxPart - d) * ratio;
+    list.maxPartSlack *= ratio;
+    list.maxPartAvg = avgLength;
+  }
+  if (list.maxPartKey !== key || !(list.maxPartSlack <= MAX_SLACK)) {
+    list.maxPart = 0;
+    list.maxPartKey = key;
+    list.maxPartAvg = avgLength;
+    list.maxPartSlack = 1;
+    from = 0;
+  }
   const { docs, freqs } = list;
-  for (let i = 0; i < docs.length; i++) {
+  if (from >= docs.length) return;
+  // Folded in at the bound's own average (not below the current one), so the bound stays valid for it.
+  const avg = list.maxPartAvg;
+  let max = list.maxPart;
+  for (let i = from; i < docs.length; i++) {
     const termFreq = freqs[i] as number;
-    const part = d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * lengthOf(docs[i] as number)) / avgLength));
+    const part = d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * lengthOf(docs[i] as number)) / avg));
     if (part > max || part !== part) max = part;
   }
   list.maxPart = max;
-  list.maxPartKey = key;
+  list.maxPartCount = docs.length;
 }

@@ -43,8 +43,14 @@ function emptySequence(): Sequence {
   return { entries: [], indexed: true, sorted: true, stale: 0 };
 }
 
-/** Re-indexing passes over a sequence and the entries they walked, since load: work a test can count. */
-export const threadIndexCounters = { passes: 0, entriesWalked: 0 };
+/**
+ * Re-indexing passes over a sequence and the entries they walked, and entries renumbered by in-place insertions,
+ * since load: work a test can count.
+ */
+export const threadIndexCounters = { passes: 0, entriesWalked: 0, entriesShifted: 0 };
+
+/** In-place insertions into a short sequence may always renumber this many entries per call. */
+const MIN_SHIFT_BUDGET = 1024;
 
 /**
  * Every memory in order: those with a thread in their thread, those without one in a single time sequence
@@ -66,6 +72,8 @@ export class ThreadIndex {
 
   /** Adds or re-files records (a changed thread or createdAt moves them). */
   upsertAll(records: readonly Pick<MemoryRecord, 'id' | 'createdAt' | 'meta'>[]): void {
+    /** Entries renumbered in each sequence by this call's in-place insertions. */
+    const shifted = new Map<Sequence, number>();
     for (const record of records) {
       const thread = threadOf(record);
       const previous = this.entries.get(record.id);
@@ -81,11 +89,28 @@ export class ThreadIndex {
         sequence = this.threads.get(thread) ?? emptySequence();
         this.threads.set(thread, sequence);
       }
-      const last = sequence.entries[sequence.entries.length - 1];
+      const { entries } = sequence;
+      const last = entries[entries.length - 1];
       // Appending in order (the common case: a chat grows at its end) keeps the sequence sorted and its positions valid.
-      if (sequence.sorted && last !== undefined && compare(last, entry) > 0) sequence.sorted = false;
-      entry.position = sequence.entries.push(entry) - 1;
-      if (!sequence.sorted || sequence.stale > 0) sequence.indexed = false;
+      if (last === undefined || compare(last, entry) <= 0) {
+        entry.position = entries.push(entry) - 1;
+        if (!sequence.sorted || sequence.stale > 0) sequence.indexed = false;
+        continue;
+      }
+      // Out of order into an indexed sequence: put in its place and renumber the entries after it, while that moves
+      // fewer entries in this call than the sequence holds (a re-sort on the next read walks them all, and sorts).
+      const at = sequence.indexed ? insertionPoint(entries, entry) : -1;
+      const moved = (shifted.get(sequence) ?? 0) + entries.length - at;
+      if (at >= 0 && moved <= Math.max(entries.length, MIN_SHIFT_BUDGET)) {
+        shifted.set(sequence, moved);
+        threadIndexCounters.entriesShifted += entries.length - at;
+        entries.splice(at, 0, entry);
+        for (let i = at; i < entries.length; i++) entries[i]!.position = i;
+        continue;
+      }
+      sequence.sorted = false;
+      sequence.indexed = false;
+      entry.position = entries.push(entry) - 1;
     }
   }
 
@@ -207,4 +232,16 @@ export class ThreadIndex {
 
 function compare(a: Entry, b: Entry): number {
   return a.createdAt - b.createdAt || a.seq - b.seq;
+}
+
+/** The first index of sorted `entries` whose entry comes after `entry`. */
+function insertionPoint(entries: readonly Entry[], entry: Entry): number {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (compare(entries[mid]!, entry) <= 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }

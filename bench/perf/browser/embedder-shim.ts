@@ -7,7 +7,8 @@
  */
 import { corpusFromParts, queriesFromJson, type CorpusJson, type QueryJson } from '../data.js';
 import { PrecomputedEmbedder } from '../engram.js';
-import type { Embedder } from '../../../src/index.js';
+import { estimateTokens } from '../../../src/advanced.js';
+import type { LocalEmbedder } from '../../../src/embedder/index.js';
 
 export interface BenchEmbedderOptions {
   id: string;
@@ -27,7 +28,8 @@ export async function checkEmbedderModel(options: Record<string, unknown> = {}):
   await real.checkEmbedderModel(options);
 }
 
-export async function createEmbedder(options: Record<string, unknown> = {}): Promise<Embedder> {
+/** Typed as the real module's result: the worker reads its fields (`deviceChoice` in status, `dispose` on close). */
+export async function createEmbedder(options: Record<string, unknown> = {}): Promise<LocalEmbedder> {
   const bench = options.bench as BenchEmbedderOptions | undefined;
   if (!bench) {
     const real = await import('../../../src/embedder/index.js');
@@ -45,11 +47,26 @@ export async function createEmbedder(options: Record<string, unknown> = {}): Pro
       channel.postMessage({ chunkLoaded: message.loadChunk });
     }
   };
-  // The engine keeps this object: delegate so that dropping the table takes effect.
+  // The engine keeps this object: delegate so that dropping the table takes effect. No model runs: a table lookup
+  // on the CPU, at the engine's own token estimate.
   return {
     id: bench.id,
+    vectorSpace: bench.id,
+    model: 'bench precomputed vectors',
+    dtype: 'fp32',
+    pooling: 'output',
+    prompts: { query: '', document: '' },
+    maxTokens: Number.POSITIVE_INFINITY,
+    longText: 'chunks',
+    device: 'cpu',
+    deviceChoice: { device: 'cpu', reason: 'requested' },
+    loadMs: 0,
     dim: bench.dim,
     embed: (texts) => embedder.embed(texts),
+    countTokens: estimateTokens,
+    async dispose() {
+      channel.close();
+    },
   };
 }
 

@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { wordList } from './word-list.js';
 import { parseArgs, MILLION } from '../../../bench/perf/args.js';
 import { PARAGRAPH_TERMS, World, WORST_CASE_QUERY_COUNT, type BenchQuery } from '../../../bench/perf/data.js';
 import { timeQueries, type LatencyRow, type SectionResult } from '../../../bench/perf/measure.js';
 import { ENGINE_TERM_RULES } from '../../../bench/perf/node-data.js';
 import { targetRows, type BenchResults } from '../../../bench/perf/report.js';
 
-/** 30,000 plain words: a few real frequent ones (stop words among them) first, then made-up ones. */
-function wordList(): string[] {
-  const head = ['the', 'of', 'to', 'and', 'said', 'in', 'new', 'was', 'people', 'year', 'time', 'world', 'first', 'state'];
-  const words = [...head];
-  for (let i = 0; words.length < 30_000; i++) {
-    let word = '';
-    for (let x = i; word.length === 0 || x > 0; x = Math.floor(x / 26)) word += String.fromCharCode(97 + (x % 26));
-    words.push(`q${word}`);
-  }
-  return words;
-}
 
 const words = wordList();
 const sets = (seed: number) => new World(words, seed).worstCaseQueries(ENGINE_TERM_RULES);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bm25TopKPruned, pruningCounters } from '../../../src/lexical/bm25-pruned.js';
 import { bm25TopK } from '../../../src/lexical/bm25-topk.js';
+import { postingCache, postingListCounters } from '../../../src/lexical/posting-lists.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
 import type { MiniSearchIndex } from '../../../src/lexical/minisearch-adapter.js';
 import { decodeSnapshot, encodeSnapshot } from '../../../src/lexical/snapshot.js';
@@ -85,6 +86,64 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
       }),
       { numRuns: runs(300) },
     );
+  });
+
+  it('stays exact while memories are added between searches (lists extended in place, their bounds widened)', () => {
+    const batchesArb = fc.array(fc.array(memoryArb, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 6 });
+    fc.assert(
+      fc.property(scenarioArb, batchesArb, fc.nat(30), (scenario, batches, longer) => {
+        const lexical = build(scenario);
+        const index = adapterOf(lexical);
+        let next = 0;
+        for (const [round, batch] of [...batches, []].entries()) {
+          for (const q of scenario.queries) {
+            const bm25 = { k: 1.2, b: 0.7, d: 0.5, matchedTerms: q.matchedTerms };
+            const eligible = q.filter ? (id: string) => Number(id.slice(1, id.indexOf('c'))) % q.filter !== 0 : undefined;
+            const tuning = { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 };
+            expect(bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, tuning)).toStrictEqual(bm25TopK(index, q.terms, q.boost, bm25, q.limit, eligible));
+          }
+          // Some added memories are long: the average length rises and every cached bound must widen with it.
+          lexical.addAll(batch.map((m) => rec(`n${next++}c0`, [...m.text, ...(round % 2 === 0 ? Array.from({ length: longer }, (_, i) => m.text[i % m.text.length]!) : [])].map(word).join(' '), [])));
+        }
+      }),
+      { numRuns: runs(200) },
+    );
+  });
+
+  it('an add extends the cached lists of the terms read next instead of copying them again', () => {
+    const lexical = new LexicalIndex({ stopWords: false, stem: false });
+    let seed = 3;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+    lexical.addAll(Array.from({ length: 10_000 }, (_, i) => rec(`m${i}`, Array.from({ length: 12 }, () => word(random())).join(' '), [])));
+    const index = adapterOf(lexical);
+    const terms = ['w0', 'w1', 'w2'];
+    const bm25 = { k: 1.2, b: 0.7, d: 0.5 };
+    const boost = { text: 1, tags: 1 };
+    bm25TopKPruned(index, terms, boost, bm25, 10, undefined, { minPostings: -1 });
+    for (let i = 0; i < 5; i++) {
+      // Long memories (many distinct words) raise the average length, and so every posting's part.
+      lexical.addAll([rec(`a${i}`, `w0 w1 w2 ${Array.from({ length: 400 }, (_, j) => `x${i}y${j}`).join(' ')}`, [])]);
+      const before = { ...postingListCounters };
+      const pruned = bm25TopKPruned(index, terms, boost, bm25, 10, undefined, { minPostings: -1 });
+      expect(pruned).toStrictEqual(bm25TopK(index, terms, boost, bm25, 10));
+      expect({ built: postingListCounters.built - before.built, extended: postingListCounters.extended - before.extended }).toEqual({ built: 0, extended: 3 });
+      // Each list's bound still holds at the new average length.
+      const fieldId = index.fieldIds.text!;
+      const avg = index.averageFieldLengths[fieldId]!;
+      for (const term of terms) {
+        const postings = index.termPostings(term)!.get(fieldId)!;
+        const list = postingCache(index).list(term, fieldId, postings)!;
+        let exact = 0;
+        postings.forEach((tf, doc) => (exact = Math.max(exact, 0.5 + (tf * 2.2) / (tf + 1.2 * (1 - 0.7 + (0.7 * index.fieldLengths.get(doc)![fieldId]!) / avg)))));
+        expect(list.maxPart).toBeGreaterThanOrEqual(exact);
+        expect(list.maxPartAvg).toBeGreaterThanOrEqual(avg);
+      }
+    }
+    // A removal changes which documents are live: the lists are made again.
+    lexical.remove('m1');
+    const before = postingListCounters.built;
+    expect(bm25TopKPruned(index, terms, boost, bm25, 10, undefined, { minPostings: -1 })).toStrictEqual(bm25TopK(index, terms, boost, bm25, 10));
+    expect(postingListCounters.built - before).toBe(3);
   });
 
   it('weighted terms: weight 1 and counted is a plain term; a weight multiplies the term; only counted terms make the factor', () => {
