@@ -69,6 +69,7 @@ export class VectorState {
   stop(): void {
     this.stopped = true;
     this.generation++;
+    this.vectors?.dispose();
   }
 
   /**
@@ -82,6 +83,7 @@ export class VectorState {
     this.readyPromise = Promise.resolve();
     if (!embedder) {
       this.use(null);
+      this.vectors?.dispose();
       this.vectors = null;
       return;
     }
@@ -90,6 +92,7 @@ export class VectorState {
     // The embedder, its index and its progress change together: while its vectors load, the previous ones still
     // answer, and nobody sees the new embedder with nothing to index yet (status().indexing null too early).
     this.use(embedder);
+    if (this.vectors !== index) this.vectors?.dispose();
     this.vectors = index;
     if (missing.length === 0) return;
     this.progress = { done: 0, total: missing.length };

@@ -26,7 +26,10 @@ import { nextTask } from '../util/schedule.js';
 export interface IvfScanOptions extends QuantizedScanOptions {
   /** Rows from which the lists are built and answer topK; below it the wrapped int8 scan answers. Default 50,000 (docs/bench.md). */
   ivfMinRows?: number;
-  /** Lists per √rows: √rows × this lists of √rows / this rows each. Default 1. */
+  /**
+   * Lists per √rows: √rows × this lists of √rows / this rows each. Default 4: lists must outnumber the clusters
+   * of the data, or a cluster's rows scatter (1,000 clusters in 384-d: 224 lists at 50k rows probed 48%).
+   */
   listsPerRoot?: number;
   /** The share of neighbours (recall@`calibrationK` on sample rows) the probed lists must hold. Default 0.995. */
   targetRecall?: number;
@@ -38,6 +41,8 @@ export interface IvfScanOptions extends QuantizedScanOptions {
   calibrationQueries?: number;
   /** k of that measurement. Default 10. */
   calibrationK?: number;
+  /** Training rows per list (the k-means sample, at most 65,536 rows). Default 16. */
+  samplePerList?: number;
   /** k-means passes over the training sample. Default 6. */
   iterations?: number;
   /** Seed of the training sample and the calibration queries. Default 1. */
@@ -46,24 +51,30 @@ export interface IvfScanOptions extends QuantizedScanOptions {
 
 export const defaultIvfScanOptions = {
   ivfMinRows: 50_000,
-  listsPerRoot: 1,
+  listsPerRoot: 4,
   targetRecall: 0.995,
   maxShare: 0.35,
   minCandidates: 1_000,
   calibrationQueries: 64,
   calibrationK: 10,
+  samplePerList: 16,
   iterations: 6,
   seed: 1,
 };
 
 type IvfSettings = typeof defaultIvfScanOptions;
 
-/** Training rows per list (the k-means sample), and the sample's cap. */
-const SAMPLE_PER_LIST = 16;
+/** Sample points per centroid that k-means++ seeding draws from. */
+const SEED_PER_LIST = 4;
+/** The k-means sample's cap. */
 const MAX_SAMPLE = 65_536;
-/** Centroids from which assignment goes through groups, and how many groups it tries. */
+/**
+ * Centroids from which assignment goes through groups, and how many groups it tries: at least 8, a quarter of
+ * them. (With 3 of 36 groups, a row's group was often missed on clustered 384-d data, its row put in a list far
+ * from its neighbours: at 100k rows a search had to probe 17% of the rows, with 8 of 36 5%.)
+ */
 const GROUPED_FROM = 256;
-const GROUP_PROBE = 3;
+const groupProbe = (groups: number) => Math.min(groups, Math.max(8, Math.ceil(groups / 4)));
 /** Milliseconds of background work between yields. */
 const SLICE_MS = 8;
 
@@ -143,6 +154,12 @@ export class IvfScan implements VectorScan {
     return this.inner.topKAmong(index, query, k, shortlist, eligible) ?? exactScan.topK(index, query, k, eligible);
   }
 
+  dispose(): void {
+    this.reset();
+    this.rows = null;
+    this.failure = 'disposed';
+  }
+
   rowsAbove(index: VectorRows, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[] {
     return this.inner.rowsAbove(index, queries, floor, cap, limit);
   }
@@ -189,12 +206,12 @@ export class IvfScan implements VectorScan {
     while ((kernel = createInt8KernelSoon(64 * 1024)) === undefined) await nextTask();
     if (!kernel || !current()) return;
     const index = () => this.rows as VectorRows;
-    const { listsPerRoot, iterations, seed } = this.settings;
+    const { listsPerRoot, iterations, seed, samplePerList } = this.settings;
     const size = index().size;
     const lists = new IvfLists(index().dim, Math.max(1, Math.round(Math.sqrt(size) * listsPerRoot)), kernel, size);
     this.dirty = new Set();
     this.changed = 0;
-    const sample = sampleRows(index(), Math.min(size, Math.max(lists.count, lists.count * SAMPLE_PER_LIST, 1), MAX_SAMPLE), seed);
+    const sample = sampleRows(index(), Math.min(size, Math.max(lists.count, lists.count * samplePerList, 1), MAX_SAMPLE), seed);
     if (!(await lists.train(sample, iterations, seed, slices, current))) return;
     for (let row = 0; row < size; ) {
       if (!current()) return;
@@ -237,6 +254,7 @@ export class IvfLists {
   private end = 0;
   private order: Int32Array;
   private scores: Float64Array;
+  private keys: Float64Array;
   private shortlist = new Int32Array(0);
   /** Assignment goes through groups of centroids once there are many: the best GROUP_PROBE groups' centroids only. */
   private groups = 0;
@@ -253,6 +271,7 @@ export class IvfLists {
     this.members = Array.from({ length: count }, () => new Int32Array(Math.max(4, Math.ceil(trainedRows / count))));
     this.order = new Int32Array(count);
     this.scores = new Float64Array(count);
+    this.keys = new Float64Array(count);
     kernel.grow(this.groupsAt);
   }
 
@@ -291,9 +310,8 @@ export class IvfLists {
     const { dim, count } = this;
     const points = sample.length / dim;
     const random = prng(seed + 7);
-    const centroids = new Float32Array(count * dim);
-    // Start from distinct sample points (the sample is already in random order).
-    for (let c = 0; c < count; c++) centroids.set(sample.subarray((c % points) * dim, ((c % points) + 1) * dim), c * dim);
+    const centroids = await seedCentroids(sample, dim, count, random, slices, current);
+    if (!centroids) return false;
     const sums = new Float64Array(count * dim);
     const sizes = new Int32Array(count);
     for (let pass = 0; pass < iterations; pass++) {
@@ -382,9 +400,12 @@ export class IvfLists {
   /** The lists in order of their centroid's score to `query`, best first (valid until the next call). */
   ranked(query: Float32Array): Int32Array {
     const scores = this.centroidScores(query);
-    const order = this.order;
-    for (let c = 0; c < this.count; c++) order[c] = c;
-    order.sort((a, b) => (scores[b] as number) - (scores[a] as number) || a - b);
+    const { order, keys, count } = this;
+    // Sorted natively as numbers: (1 − score) to 1e-6, the list number in the low bits (ties: lower list first).
+    const slots = 2 ** Math.ceil(Math.log2(count + 1));
+    for (let c = 0; c < count; c++) keys[c] = Math.round((1 - (scores[c] as number)) * 1e6) * slots + c;
+    keys.sort();
+    for (let i = 0; i < count; i++) order[i] = (keys[i] as number) % slots;
     return order;
   }
 
@@ -433,8 +454,9 @@ export class IvfLists {
     const groupDots = new Int32Array(kernel.buffer, this.groupDotsAt, this.groups);
     const list = new Int32Array(kernel.buffer, this.memberListAt, count);
     let listed = 0;
-    const taken = new Int32Array(GROUP_PROBE).fill(-1);
-    for (let pick = 0; pick < Math.min(GROUP_PROBE, this.groups); pick++) {
+    const probes = groupProbe(this.groups);
+    const taken = new Int32Array(probes).fill(-1);
+    for (let pick = 0; pick < probes; pick++) {
       let best = -1;
       let bestScore = -Infinity;
       for (let g = 0; g < this.groups; g++) {
@@ -515,6 +537,58 @@ function dot(a: Float32Array, at: number, b: Float32Array, bt: number, dim: numb
   let sum = 0;
   for (let d = 0; d < dim; d++) sum += (a[at + d] as number) * (b[bt + d] as number);
   return sum;
+}
+
+/**
+ * k-means++ seeds: each next centroid a sample point drawn with probability ∝ its squared distance to the nearest
+ * centroid so far (2 − 2·cosine), so clusters the first picks missed get centroids of their own. (Seeded from
+ * random points alone, in high dimension where clusters are nearly orthogonal, k-means left a third of 1,000
+ * clusters without a centroid and their rows scattered over unrelated lists.) Null when `current` turned false.
+ */
+async function seedCentroids(sample: Float32Array, dim: number, count: number, random: () => number, slices: Slicer, current: () => boolean): Promise<Float32Array | null> {
+  // Drawn from the first SEED_PER_LIST × count sample points: the cost is count × points.
+  const points = Math.min(sample.length / dim, count * SEED_PER_LIST);
+  const centroids = new Float32Array(count * dim);
+  const stride = Math.ceil(dim / 16) * 16;
+  const kernel = createInt8KernelSoon(stride * (points + 1) + points * 4);
+  if (!kernel) {
+    // Not compiled yet (no SIMD at all is checked before): distinct sample points, the sample being in random order.
+    for (let c = 0; c < count; c++) centroids.set(sample.subarray((c % points) * dim, ((c % points) + 1) * dim), c * dim);
+    return centroids;
+  }
+  kernel.grow(stride * (points + 1) + points * 4);
+  const codes = new Int8Array(kernel.buffer, stride, points * stride);
+  const scales = new Float32Array(points);
+  for (let p = 0; p < points; p++) scales[p] = quantize(sample, p * dim, dim, codes, p * stride).scale;
+  const nearest = new Float64Array(points).fill(-1);
+  const out = stride * (points + 1);
+  let pick = Math.floor(random() * points);
+  for (let c = 0; c < count; c++) {
+    if (slices.due()) {
+      await slices.yield();
+      if (!current()) return null;
+    }
+    centroids.set(sample.subarray(pick * dim, (pick + 1) * dim), c * dim);
+    const { scale } = quantize(sample, pick * dim, dim, new Int8Array(kernel.buffer, 0, stride), 0);
+    kernel.dots(stride, points, stride, 0, out);
+    const dots = new Int32Array(kernel.buffer, out, points);
+    let total = 0;
+    for (let p = 0; p < points; p++) {
+      const cosine = (dots[p] as number) * (scales[p] as number) * scale;
+      if (cosine > (nearest[p] as number)) nearest[p] = cosine;
+      total += Math.max(0, 2 - 2 * (nearest[p] as number));
+    }
+    let target = random() * total;
+    pick = points - 1;
+    for (let p = 0; p < points; p++) {
+      target -= Math.max(0, 2 - 2 * (nearest[p] as number));
+      if (target <= 0) {
+        pick = p;
+        break;
+      }
+    }
+  }
+  return centroids;
 }
 
 /**

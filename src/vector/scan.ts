@@ -32,4 +32,6 @@ export interface VectorScan {
   topK(index: VectorRows, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[];
   /** `exactRowsAbove`'s answer, faster (same rows, same scores, same order). */
   rowsAbove?(index: VectorRows, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[];
+  /** Stops background work for good (the index is being dropped). */
+  dispose?(): void;
 }

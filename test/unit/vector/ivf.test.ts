@@ -78,7 +78,7 @@ describe('IvfScan', () => {
     await scan.idle();
     const status = scan.status();
     expect(status.answering).toBe('lists');
-    expect(status.lists).toBe(Math.round(Math.sqrt(20_000)));
+    expect(status.lists).toBe(Math.round(Math.sqrt(20_000) * 4));
     expect(status.share).toBeLessThan(0.2);
     expect(recallOf(index, byId, clustered(2, 60, dim))).toBeGreaterThanOrEqual(0.98);
   }, 60_000);
