@@ -106,6 +106,9 @@ export class IvfScan implements VectorScan {
   private generation = 0;
   private changed = 0;
   private failure: string | null = null;
+  /** Centroids of a saved form, used by the next build of a matching index instead of training. */
+  private restored: SavedLists | null = null;
+  private save: ((saved: Uint8Array) => void) | null = null;
 
   constructor(options: IvfScanOptions = {}) {
     // The lists replace the 1-bit prefilter, which on unclustered vectors misses neighbours (recall@10 0.82 at
@@ -154,6 +157,24 @@ export class IvfScan implements VectorScan {
     return this.inner.topKAmong(index, query, k, shortlist, eligible) ?? exactScan.topK(index, query, k, eligible);
   }
 
+  /**
+   * Hands a saved form (`onBuilt`'s) to the next build: with the same dimension, it takes its centroids instead of
+   * training (rows are still assigned and the share measured again). False, and nothing changes, when the bytes
+   * are not a saved form of this version (another version, or corrupt): the next build then trains.
+   */
+  restore(saved: Uint8Array): boolean {
+    const decoded = decodeLists(saved);
+    if (!decoded) return false;
+    this.restored = decoded;
+    if (this.rows) this.maybeTrain(this.rows);
+    return true;
+  }
+
+  /** `save` gets the saved form of every trained build once it answers (not of restored ones: the store holds it). */
+  onBuilt(save: (saved: Uint8Array) => void): void {
+    this.save = save;
+  }
+
   dispose(): void {
     this.reset();
     this.rows = null;
@@ -181,7 +202,7 @@ export class IvfScan implements VectorScan {
   private maybeTrain(index: VectorRows): void {
     if (this.build || this.failure || index.size < this.settings.ivfMinRows) return;
     const trained = this.lists?.trainedRows ?? 0;
-    if (this.lists && this.changed < trained && index.size > trained / 2) return;
+    if (this.lists && this.changed < trained && index.size > trained / 2 && index.size < trained * 2) return;
     const generation = ++this.generation;
     this.build = this.rebuild(generation)
       .catch((error: unknown) => {
@@ -208,11 +229,16 @@ export class IvfScan implements VectorScan {
     const index = () => this.rows as VectorRows;
     const { listsPerRoot, iterations, seed, samplePerList } = this.settings;
     const size = index().size;
-    const lists = new IvfLists(index().dim, Math.max(1, Math.round(Math.sqrt(size) * listsPerRoot)), kernel, size);
+    const restored = this.restored?.dim === index().dim && !this.lists ? this.restored : null;
+    this.restored = null;
+    const lists = new IvfLists(index().dim, restored?.count ?? Math.max(1, Math.round(Math.sqrt(size) * listsPerRoot)), kernel, restored?.trainedRows ?? size);
     this.dirty = new Set();
     this.changed = 0;
-    const sample = sampleRows(index(), Math.min(size, Math.max(lists.count, lists.count * samplePerList, 1), MAX_SAMPLE), seed);
-    if (!(await lists.train(sample, iterations, seed, slices, current))) return;
+    if (restored) lists.setCentroids(restored.centroids, true);
+    else {
+      const sample = sampleRows(index(), Math.min(size, Math.max(lists.count, lists.count * samplePerList, 1), MAX_SAMPLE), seed);
+      if (!(await lists.train(sample, iterations, seed, slices, current))) return;
+    }
     for (let row = 0; row < size; ) {
       if (!current()) return;
       const rows = index();
@@ -234,6 +260,7 @@ export class IvfScan implements VectorScan {
     if (!current() || share === null) return;
     lists.share = share;
     this.lists = lists;
+    if (!restored) this.save?.(encodeLists(lists));
   }
 }
 
@@ -244,6 +271,8 @@ export class IvfLists {
   readonly trainedRows: number;
   /** The measured share of rows a search probes; null until calibrated. */
   share: number | null = null;
+  /** The centroids as floats (unit rows), for the saved form. */
+  centroids: Float32Array | null = null;
   private readonly stride: number;
   private readonly scales: Float32Array;
   private readonly members: Int32Array[];
@@ -475,8 +504,9 @@ export class IvfLists {
   }
 
   /** Makes `centroids` (unit rows) the lists' centroids; `grouped` also groups them for assignment. */
-  private setCentroids(centroids: Float32Array, grouped = false): void {
+  setCentroids(centroids: Float32Array, grouped = false): void {
     const { dim, count, stride } = this;
+    this.centroids = centroids;
     this.groups = 0;
     const codes = new Int8Array(this.kernel.buffer, stride, count * stride);
     codes.fill(0);
@@ -537,6 +567,45 @@ function dot(a: Float32Array, at: number, b: Float32Array, bt: number, dim: numb
   let sum = 0;
   for (let d = 0; d < dim; d++) sum += (a[at + d] as number) * (b[bt + d] as number);
   return sum;
+}
+
+/** What a saved form holds: the centroids and the rows they were trained on. */
+interface SavedLists {
+  dim: number;
+  count: number;
+  trainedRows: number;
+  centroids: Float32Array;
+}
+
+/** Saved form: little-endian u32 words [magic, version, checksum of the words after it, dim, count, trained rows], then the centroids (float32). */
+const SAVED_MAGIC = 0x46564945; // 'EIVF'
+export const IVF_SAVED_VERSION = 1;
+const SAVED_HEADER_WORDS = 6;
+
+export function encodeLists(lists: IvfLists): Uint8Array {
+  const centroids = lists.centroids as Float32Array;
+  const words = new Uint32Array(SAVED_HEADER_WORDS + centroids.length);
+  words.set([SAVED_MAGIC, IVF_SAVED_VERSION, 0, lists.dim, lists.count, lists.trainedRows]);
+  new Float32Array(words.buffer).set(centroids, SAVED_HEADER_WORDS);
+  words[2] = wordSum(words, 3);
+  return new Uint8Array(words.buffer);
+}
+
+/** The saved form's contents, or null when it is not one of this version (or fails its checksum). */
+function decodeLists(bytes: Uint8Array): SavedLists | null {
+  if (bytes.byteLength % 4 !== 0 || bytes.byteLength < SAVED_HEADER_WORDS * 4) return null;
+  const words = new Uint32Array(bytes.slice().buffer);
+  const [magic, version, sum, dim, count, trainedRows] = words as unknown as number[];
+  if (magic !== SAVED_MAGIC || version !== IVF_SAVED_VERSION || !dim || !count || words.length !== SAVED_HEADER_WORDS + dim * count) return null;
+  if (wordSum(words, 3) !== sum) return null;
+  return { dim, count, trainedRows: trainedRows as number, centroids: new Float32Array(words.buffer, SAVED_HEADER_WORDS * 4) };
+}
+
+/** FNV-1a over the words from `from` on (each word as one step): catches a torn or altered saved form. */
+function wordSum(words: Uint32Array, from: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = from; i < words.length; i++) hash = Math.imul(hash ^ (words[i] as number), 0x01000193) >>> 0;
+  return hash;
 }
 
 /**

@@ -175,3 +175,60 @@ describe('IvfScan', () => {
     expect(hits.map((h) => h.id)).toEqual(exactTop(only, query, 10).map((h) => h.id));
   }, 60_000);
 });
+
+describe('IvfScan saved form', () => {
+  it('hands the centroids of a trained build to onBuilt; a new scan restores them instead of training', async () => {
+    const dim = 64;
+    const vectors = clustered(16, 8_000, dim, 40);
+    const saved: Uint8Array[] = [];
+    const first = new IvfScan({ ivfMinRows: 5_000 });
+    first.onBuilt((form) => saved.push(form));
+    const index = new VectorIndex(dim, first, vectors.length);
+    index.setMany(vectors.map((_, i) => `m${i}`), vectors);
+    await first.idle();
+    expect(saved).toHaveLength(1);
+    // A restored scan on more rows keeps the saved centroids (trained on 8,000) and does not save them again.
+    const more = [...vectors, ...clustered(17, 1_000, dim, 40)];
+    const again: Uint8Array[] = [];
+    const second = new IvfScan({ ivfMinRows: 5_000 });
+    second.onBuilt((form) => again.push(form));
+    expect(second.restore(saved[0]!)).toBe(true);
+    const restored = new VectorIndex(dim, second, more.length);
+    const byId = new Map<string, Float32Array>(more.map((v, i) => [`m${i}`, v]));
+    restored.setMany([...byId.keys()], more);
+    await second.idle();
+    expect(second.status()).toMatchObject({ answering: 'lists', trainedRows: 8_000, lists: first.status().lists });
+    expect(again).toHaveLength(0);
+    expect(recallOf(restored, byId, clustered(18, 40, dim, 40))).toBeGreaterThanOrEqual(0.98);
+  }, 60_000);
+
+  it('refuses a corrupt form, another version, or bytes that are no form; a form of another dimension trains anew', async () => {
+    const dim = 32;
+    const vectors = clustered(19, 6_000, dim, 30);
+    const saved: Uint8Array[] = [];
+    const scan = new IvfScan({ ivfMinRows: 5_000 });
+    scan.onBuilt((form) => saved.push(form));
+    new VectorIndex(dim, scan, vectors.length).setMany(vectors.map((_, i) => `m${i}`), vectors);
+    await scan.idle();
+    const form = saved[0]!;
+    const corrupt = form.slice();
+    corrupt[corrupt.length - 3]! ^= 0x40;
+    const otherVersion = form.slice();
+    otherVersion[4] = 2;
+    const fresh = new IvfScan();
+    expect(fresh.restore(corrupt)).toBe(false);
+    expect(fresh.restore(otherVersion)).toBe(false);
+    expect(fresh.restore(new Uint8Array(10))).toBe(false);
+    expect(fresh.restore(form.subarray(0, form.length - 4))).toBe(false);
+    // Restored at dim 32, the scan of a 48-d index trains: its centroids are of the rows it sees.
+    const other = new IvfScan({ ivfMinRows: 5_000 });
+    const retrained: Uint8Array[] = [];
+    other.onBuilt((f) => retrained.push(f));
+    expect(other.restore(form)).toBe(true);
+    const wide = clustered(20, 6_000, 48, 30);
+    new VectorIndex(48, other, wide.length).setMany(wide.map((_, i) => `w${i}`), wide);
+    await other.idle();
+    expect(retrained).toHaveLength(1);
+    expect(other.status().trainedRows).toBe(6_000);
+  }, 60_000);
+});
