@@ -289,6 +289,8 @@ export class IvfLists {
   private groups = 0;
   private groupScales = new Float32Array(0);
   private groupMembers: Int32Array[] = [];
+  private groupScores = new Float64Array(0);
+  private groupOrder = new Float64Array(0);
 
   constructor(dim: number, count: number, private readonly kernel: Int8Kernel, trainedRows: number) {
     this.dim = dim;
@@ -483,21 +485,18 @@ export class IvfLists {
     const groupDots = new Int32Array(kernel.buffer, this.groupDotsAt, this.groups);
     const list = new Int32Array(kernel.buffer, this.memberListAt, count);
     let listed = 0;
-    const probes = groupProbe(this.groups);
-    const taken = new Int32Array(probes).fill(-1);
-    for (let pick = 0; pick < probes; pick++) {
-      let best = -1;
-      let bestScore = -Infinity;
-      for (let g = 0; g < this.groups; g++) {
-        const score = (groupDots[g] as number) * (this.groupScales[g] as number);
-        if (score > bestScore && !taken.includes(g)) {
-          bestScore = score;
-          best = g;
-        }
-      }
-      taken[pick] = best;
-      list.set(this.groupMembers[best] as Int32Array, listed);
-      listed += (this.groupMembers[best] as Int32Array).length;
+    const { groups, groupScores, groupOrder } = this;
+    for (let g = 0; g < groups; g++) groupScores[g] = (groupDots[g] as number) * (this.groupScales[g] as number);
+    // The probes-th best score, by a native numeric sort of a copy; groups at or above it, up to probes of them.
+    groupOrder.set(groupScores);
+    groupOrder.sort();
+    const floor = groupOrder[groups - groupProbe(groups)] as number;
+    for (let g = 0, taken = 0; g < groups && taken < groupProbe(groups); g++) {
+      if ((groupScores[g] as number) < floor) continue;
+      const members = this.groupMembers[g] as Int32Array;
+      list.set(members, listed);
+      listed += members.length;
+      taken++;
     }
     kernel.dotsAt(stride, this.memberListAt, listed, stride, 0, this.dotsAt);
     return bestOf(new Int32Array(kernel.buffer, this.dotsAt, listed), list, listed, scales);
@@ -541,6 +540,8 @@ export class IvfLists {
     this.groups = groups;
     this.groupMembers = members.map((m) => Int32Array.from(m));
     this.groupScales = new Float32Array(groups);
+    this.groupScores = new Float64Array(groups);
+    this.groupOrder = new Float64Array(groups);
     this.kernel.grow(this.memberListAt + count * 4);
     const groupCodes = new Int8Array(this.kernel.buffer, this.groupsAt, groups * stride);
     groupCodes.fill(0);
