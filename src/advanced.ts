@@ -13,6 +13,7 @@ export type { IndexSnapshot } from './lexical/snapshot.js';
 
 export { exactScan } from './vector/exact-scan.js';
 export { defaultQuantizedScanOptions, QuantizedScan, type QuantizedScanOptions } from './vector/quantized-scan.js';
+export { defaultIvfScanOptions, IvfScan, type IvfScanOptions, type IvfStatus } from './vector/ivf.js';
 export type { RowsAbove, ScoredRow, VectorRows, VectorScan } from './vector/scan.js';
 
 export {

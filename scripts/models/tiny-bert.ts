@@ -6,6 +6,7 @@
  * Weights come from a seeded PRNG, so the build is deterministic. The vocabulary is character-level WordPiece
  * (`c ##a ##t`): any lowercase text tokenizes into a realistic, variable-length sequence without a word list.
  */
+import { prng } from '../../src/util/prng.js';
 import { configJson, tokenizerConfigJson, tokenizerJson, withSpecialTokens } from './bert-files.js';
 import { DataType, encodeModel, floatTensor, int64Tensor, node, valueInfo } from './onnx.js';
 import type { ModelFiles } from './model-folder.js';
@@ -27,17 +28,7 @@ function characterVocab(): string[] {
   return withSpecialTokens([...chars, ...chars.map((c) => `##${c}`), ...punctuation]);
 }
 
-/** mulberry32: tiny, fast, and the same sequence everywhere. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng };
 
 /** Graph-building state: unique intermediate names, initializers and nodes in order. */
 class Graph {

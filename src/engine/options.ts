@@ -12,7 +12,7 @@ import { Sync, type SyncOptions } from '../sync/sync.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { ConsolidateOptions, Embedder, Progress } from '../types.js';
-import { QuantizedScan } from '../vector/quantized-scan.js';
+import { IvfScan } from '../vector/ivf.js';
 import type { VectorScan } from '../vector/scan.js';
 import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 import { defaultRecordLimits, type RecordLimits } from './validate.js';
@@ -66,8 +66,9 @@ export interface EngineOptions {
    */
   embedBatchSize?: number;
   /**
-   * Makes the vector scan. Default: `QuantizedScan` (int8 + exact rescoring, same answers as `exactScan`), its
-   * kernel compiled in the background.
+   * Makes the vector scan. Default: `IvfScan` (vector/ivf.ts), its kernel compiled in the background: the int8
+   * scan with exact rescoring (same answers as `exactScan`) below 50,000 vectors, and from there the IVF lists
+   * when, measured on the data, they hold recall@10 ≥ 0.995 while probing at most 35% of the rows.
    */
   vectorScan?: () => VectorScan;
   /**
@@ -262,7 +263,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     limits,
     maxQueryChars,
     embedBatchSize,
-    vectorScan: options.vectorScan ?? (() => new QuantizedScan({ kernelCompile: 'background' })),
+    vectorScan: options.vectorScan ?? (() => new IvfScan({ kernelCompile: 'background' })),
     vectorMemory: vectorMemoryOf(options.vectorMemory),
     compactVectorsFrom: positiveInt(options.compactVectorsFrom ?? 200_000, 'compactVectorsFrom'),
     // Called as methods of `options`, as given.

@@ -72,6 +72,7 @@ export class VectorState {
   stop(): void {
     this.stopped = true;
     this.generation++;
+    this.vectors?.dispose();
   }
 
   /**
@@ -85,6 +86,7 @@ export class VectorState {
     this.readyPromise = Promise.resolve();
     if (!embedder) {
       this.use(null);
+      this.vectors?.dispose();
       this.vectors = null;
       return;
     }
@@ -93,6 +95,7 @@ export class VectorState {
     // The embedder, its index and its progress change together: while its vectors load, the previous ones still
     // answer, and nobody sees the new embedder with nothing to index yet (status().indexing null too early).
     this.use(embedder);
+    if (this.vectors !== index) this.vectors?.dispose();
     this.vectors = index;
     if (missing.length === 0) return;
     this.progress = { done: 0, total: missing.length };
@@ -122,6 +125,7 @@ export class VectorState {
     const startCompact = from !== null && this.records.size >= from;
     const compact = fetchByIds && from !== null ? { fetch: (ids: readonly string[]) => fetchByIds(vectorSpace, dim, ids), from: startCompact ? 0 : from } : undefined;
     const index = new VectorIndex(dim, this.options.vectorScan(), Math.max(64, this.records.size), compact);
+    await this.keepScanSaved(index, vectorSpace);
     const add = (packed: PackedVectors) => {
       const keep = packed.ids.flatMap((id, row) => (this.records.has(id) && packed.data.length >= (row + 1) * dim ? [row] : []));
       index.setMany(
@@ -137,6 +141,26 @@ export class VectorState {
     }
     index.warm();
     return index;
+  }
+
+  /**
+   * The scan's saved form (the IVF centroids, ivf.ts) in the store's meta, one key per vector space: handed to
+   * the new index before its rows arrive (a form the scan refuses, of another version, is rebuilt in the
+   * background while the scan answers), and written again after each build, in the write queue.
+   */
+  private async keepScanSaved(index: VectorIndex, vectorSpace: string): Promise<void> {
+    if (index.isCompact) return;
+    const { store, onBackgroundError } = this.options;
+    const key = `${SCAN_KEY_PREFIX}${vectorSpace}`;
+    const saved = await store.readMeta(key).catch(() => null);
+    if (saved instanceof Uint8Array) index.restoreScan(saved);
+    index.onScanBuilt((form) => {
+      this.queue
+        .run(async () => {
+          if (!this.stopped && this.vectors === index) await store.write({ meta: { [key]: form } });
+        })
+        .catch((error) => onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not save the vector index')));
+    });
   }
 
   /** Normalised vectors for `batch` (null without an embedder); `reuse` may supply some without embedding. */
@@ -264,6 +288,9 @@ export class VectorState {
       });
   }
 }
+
+/** Meta key prefix of the vector scan's saved form (followed by the vector space). */
+const SCAN_KEY_PREFIX = 'engram.vector-index.';
 
 /** The key stored vectors are filed under: stable across devices of one model. */
 function vectorSpaceOf(embedder: Embedder): string {

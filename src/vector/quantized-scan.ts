@@ -122,13 +122,23 @@ export class QuantizedScan implements VectorScan {
   }
 
   topK(index: VectorRows, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[] {
+    if (!this.ready(index) || k <= 0 || index.size === 0) return exactScan.topK(index, query, k, eligible);
+    return this.topKAmong(index, query, k, this.shortlist(index, query, k), eligible) as ScoredRow[];
+  }
+
+  /**
+   * The exact top k among `shortlist` (distinct rows below index.size), or among every row when it is null or a
+   * filter leaves fewer than k of it; null while the kernel is not ready. The IVF index (ivf.ts) hands its
+   * probed lists here.
+   */
+  topKAmong(index: VectorRows, query: Float32Array, k: number, shortlist: Int32Array | null, eligible?: (row: number) => boolean): ScoredRow[] | null {
     const size = index.size;
-    if (!this.ready(index) || k <= 0 || size === 0) return exactScan.topK(index, query, k, eligible);
+    if (!this.ready(index)) return null;
+    if (k <= 0 || size === 0) return [];
     this.reserve(size);
     const kernel = this.kernel!;
     const queryCodes = new Int8Array(kernel.buffer, 0, this.stride);
     const quantized = quantize(query, 0, this.dim, queryCodes, 0);
-    const shortlist = this.shortlist(index, query, k);
     if (shortlist) {
       new Int32Array(kernel.buffer, this.listOffset, shortlist.length).set(shortlist);
       kernel.dotsAt(this.rowsOffset, this.listOffset, shortlist.length, this.stride, 0, this.dotsOffset);

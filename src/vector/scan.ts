@@ -32,4 +32,10 @@ export interface VectorScan {
   topK(index: VectorRows, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[];
   /** `exactRowsAbove`'s answer, faster (same rows, same scores, same order). */
   rowsAbove?(index: VectorRows, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[];
+  /** Stops background work for good (the index is being dropped). */
+  dispose?(): void;
+  /** Takes a saved form of what the scan built (`onBuilt`'s), before rows arrive; false when it refuses it. */
+  restore?(saved: Uint8Array): boolean;
+  /** Registers where the scan hands a saved form of what it built, each time it builds. */
+  onBuilt?(save: (saved: Uint8Array) => void): void;
 }

@@ -279,6 +279,21 @@ export class VectorIndex implements VectorRows {
     return new Map([...floats].map(([id, vector]) => [id, vector.slice()]));
   }
 
+  /** Hands the scan a saved form of what it builds (VectorScan.restore); false when it has none or refuses it. */
+  restoreScan(saved: Uint8Array): boolean {
+    return this.scan.restore?.(saved) ?? false;
+  }
+
+  /** Where the scan hands the saved form of each build (VectorScan.onBuilt); nothing for scans that build nothing. */
+  onScanBuilt(save: (saved: Uint8Array) => void): void {
+    this.scan.onBuilt?.(save);
+  }
+
+  /** Stops the scan's background work (an engine closing, or an embedder replaced). */
+  dispose(): void {
+    this.scan.dispose?.();
+  }
+
   /** Compact mode: builds what the first prefiltered search would otherwise build (the sign codes). */
   warm(): void {
     this.compact?.warm(this.size);
@@ -371,6 +386,7 @@ export class VectorIndex implements VectorRows {
     for (let row = 0; row < this.size; row++) compact.write(row, this.data, row * this.dim);
     this.compact = compact;
     this.data = new Float32Array(0);
+    this.scan.dispose?.();
     this.scan = exactScan;
     this.version++;
     return true;
