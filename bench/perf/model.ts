@@ -1,6 +1,6 @@
 /** Node side: the built-in model and its vectors for the corpus, cached per model build. */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalise, type Corpus } from './data.js';
 import { cacheDir } from './node-data.js';
@@ -53,6 +53,8 @@ export async function modelVectors(model: { embedder: Embedder; hash: string }, 
     out.forEach((v, j) => vectors.set(normalise(Float32Array.from(v)), (i + j) * embedder.dim));
   }
   const textsPerSecond = corpus.n / ((performance.now() - start) / 1000);
+  // A fresh clone has no cache folder yet.
+  mkdirSync(cacheDir, { recursive: true });
   writeFileSync(file, vectors);
   return { vectors, textsPerSecond };
 }
