@@ -1,9 +1,10 @@
 /**
  * What a memory says, as a key: two memories say the same thing when their keys are equal (docs/api.md, "Which
  * memory is hidden"). The key is the text lowercased (NFKC), its words without punctuation, in order, less the
- * English stop words, but keeping every negation ("not", "no", "never", "n't"), number and identifier: "The user
- * is not allergic" and "The user is allergic" differ, as do "gate B12" and "gate C3". Unlike the lexical leg's
- * terms, words are not stemmed: "moved" and "moves" are different statements.
+ * English stop words (a single letter stays: "note a", "note d"), but keeping every negation ("not", "no",
+ * "never", "n't"), number and identifier: "The user is not allergic" and "The user is allergic" differ, as do
+ * "gate B12" and "gate C3". Unlike the lexical leg's terms, words are not stemmed: "moved" and "moves" are
+ * different statements.
  */
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
 
@@ -23,7 +24,8 @@ export function statementWords(text: string): string[] {
     .replace(/\bcannot\b/g, 'can not');
   const out: string[] = [];
   for (const word of normal.split(SEPARATORS)) {
-    if (word && (NEGATIONS.has(word) || !ENGLISH_STOP_WORDS.has(word))) out.push(word);
+    // A single letter is kept even where it is a stop word: in "note a" / "note d" it names something.
+    if (word && (NEGATIONS.has(word) || word.length === 1 || !ENGLISH_STOP_WORDS.has(word))) out.push(word);
   }
   return out;
 }

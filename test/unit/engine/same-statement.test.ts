@@ -54,6 +54,7 @@ describe('statement keys', () => {
     expect(statementKey('gate B12')).not.toBe(statementKey('gate C3'));
     expect(statementKey('the and of')).toBe('');
     expect(statementKey('not the')).toBe('');
+    expect(statementKey('orchard note a: pears ripen')).not.toBe(statementKey('orchard note d: pears ripen'));
     expect(statementKey('I like C++')).not.toBe(statementKey('I like C#'));
   });
 
