@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
+import { s3Transport } from '../../src/sync/s3.js';
+import { objectName } from '../../src/sync/sync.js';
 import { bucketHolds, startS3, type LocalS3 } from '../unit/sync/s3-server.js';
 import { launchPersistent, tempProfileDir } from './harness.js';
 import { openLab } from './pages/memory-lab.js';
@@ -176,4 +178,24 @@ test('a new device starts from a snapshot once the log it covers is compacted aw
     hit: 'pelicans are fed at five at the wharf',
     sync: expect.objectContaining({ error: null, pending: 0 }),
   });
+});
+
+test('a junk object in the bucket is set aside and reported in the page, and the other profile still receives every change', async () => {
+  const passphrase = 'junk passphrase, long enough';
+  const a: Device = { page: pages[0]!, name: 'junk-a', prefix: 'junk/', passphrase };
+  const b: Device = { page: pages[1]!, name: 'junk-b', prefix: 'junk/', passphrase };
+  await onDevice(a, `await memory.add({ text: 'before the junk' }); await memory.syncNow();`);
+  // 64 random bytes under a plausible log-object name of a device that never existed (the bucket's own epoch base).
+  const transport = s3Transport(s3.config);
+  const written = (await transport.list('junk/')).find((key) => key.includes('/log/'));
+  expect(written).toBeDefined();
+  const junk = objectName(written!.slice(0, written!.indexOf('log/')), 'deadbeef', 1);
+  await transport.put(junk, crypto.getRandomValues(new Uint8Array(64)));
+  await onDevice(a, `await memory.add({ text: 'after the junk' }); await memory.syncNow();`);
+  const sync = await onDevice<{ error: unknown; problems: { device: string; object: string; code: string }[] }>(b, `await memory.syncNow(); return (await memory.status()).sync;`);
+  expect(await texts(b)).toEqual(['after the junk', 'before the junk']);
+  expect(sync.problems).toEqual([expect.objectContaining({ device: 'deadbeef', object: junk, code: 'SYNC_TAMPERED' })]);
+  // The writer goes on too, and reports the same object.
+  await onDevice(b, `await memory.add({ text: 'from the second profile' }); await memory.syncNow();`);
+  expect(await onDevice<string[]>(a, `await memory.syncNow(); return (await memory.export()).map((r) => r.text).sort();`)).toEqual(['after the junk', 'before the junk', 'from the second profile']);
 });
