@@ -5,7 +5,7 @@
 import { defaultSearchOptions } from '../src/advanced.js';
 import { DAY_MS } from '../src/internals.js';
 import type { SearchOptions } from '../src/index.js';
-import { DEFAULT_ASSOCIATIONS, DEFAULT_FEEDBACK } from '../src/search/options.js';
+import { CURRENCY_RATIO, DEFAULT_ASSOCIATIONS, DEFAULT_FEEDBACK } from '../src/search/options.js';
 import { DEFAULT_STABILITY_DECAY } from '../src/search/retention.js';
 import { DEFAULT_RULE_WEIGHTS } from '../src/search/rerank-rules.js';
 import { h } from './dom.js';
@@ -60,6 +60,9 @@ export interface ControlState {
   lambda: number;
   duplicateThreshold: number;
   tagWeight: number;
+  /** Stage `currency`, with 'currency: false' when off. */
+  currency: boolean;
+  currencyRatio: number;
   raw: boolean;
   tokenBudget: number;
   touch: boolean;
@@ -163,6 +166,8 @@ export function defaultState(now = Date.now()): ControlState {
     lambda: diversity === false ? MMR.lambda : diversity.lambda,
     duplicateThreshold: diversity === false ? MMR.duplicateThreshold : (diversity.duplicateThreshold ?? MMR.duplicateThreshold),
     tagWeight: diversity === false ? MMR.tagWeight : (diversity.tagWeight ?? MMR.tagWeight),
+    currency: d.currency !== false,
+    currencyRatio: d.currency === false ? CURRENCY_RATIO : d.currency.ratio,
     raw: d.raw,
     tokenBudget: d.tokenBudget,
     // Live re-ranking would otherwise count every slider move as an access and change what it measures.
@@ -247,6 +252,7 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
     touch: s.touch,
     reinforce: s.reinforce,
     associations: s.associations ? { floor: s.associationFloor, bridges: s.associationBridges, bridgeMinCosine: s.bridgeMinCosine } : false,
+    currency: s.currency ? { ratio: s.currencyRatio } : false,
     // The engine's own session (one per open); the replay names one per pass.
     session: undefined,
     understand: s.understand,
@@ -400,7 +406,9 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'lambda', label: 'λ', type: 'range', min: 0, max: 1, step: 0.01, help: '1 = pure relevance, 0 = pure novelty.', when: (s) => s.diversity },
       { key: 'duplicateThreshold', label: 'Duplicate threshold', type: 'range', min: 0.5, max: 1, step: 0.005, help: 'Similarity at which a hit also counts as a duplicate and is dropped (1: only hits that say the same thing).', when: (s) => s.diversity },
       { key: 'tagWeight', label: 'Tag weight', type: 'range', min: 0, max: 1, step: 0.05, help: 'Similarity of two memories = max(cosine, weight × Jaccard of their tags): shared tags count as related.', when: (s) => s.diversity },
-      { key: 'raw', label: 'Raw', type: 'checkbox', help: 'Skip min score, dedup and diversity (debugging).' },
+      { key: 'currency', label: 'Newer version first', type: 'checkbox', help: 'Stage currency: of two hits that are versions of one fact, the later is placed just above the earlier, which names it (explain.newerVersion). Library default: on.' },
+      { key: 'currencyRatio', label: 'Currency ratio', type: 'range', min: 0, max: 1, step: 0.05, help: 'The later version moves up when it scores at least this share of the earlier one.', when: (s) => s.currency },
+      { key: 'raw', label: 'Raw', type: 'checkbox', help: 'Skip min score, dedup, currency and diversity (debugging).' },
     ],
   },
   {

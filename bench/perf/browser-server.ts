@@ -7,10 +7,12 @@ import { repoRoot } from './paths.js';
 
 /**
  * In this server only, the worker's import of the embedder module resolves to the bench input adapter, which
- * serves precomputed vectors for `{ bench }` options and hands every other option to the real createEmbedder.
+ * serves precomputed vectors for `{ bench }` options and hands every other option to the real createEmbedder; the
+ * page's createMemory lets `{ bench }` through its option-name check (embedder-options-shim.ts).
  */
 function benchEmbedderShim(): Plugin {
   const shim = resolve(repoRoot, 'bench/perf/browser/embedder-shim.ts');
+  const optionsShim = resolve(repoRoot, 'bench/perf/browser/embedder-options-shim.ts');
   // Root-relative: Vite serves it like any module of the repo.
   const tracker = '/bench/perf/browser/wasm-tracker.ts';
   return {
@@ -22,6 +24,8 @@ function benchEmbedderShim(): Plugin {
     },
     resolveId(source, importer) {
       if (importer && /[\\/]worker[\\/]index\.ts$/.test(importer.split('?')[0]!) && /src\/embedder\/index(\.[jt]s)?$/.test(source)) return shim;
+      // The page's createMemory checks embedder option names: the bench's `{ bench }` passes there.
+      if (importer && /[\\/]src[\\/]client[\\/]create-memory\.ts$/.test(importer.split('?')[0]!) && /embedder\/options(\.[jt]s)?$/.test(source)) return optionsShim;
       return null;
     },
   };
