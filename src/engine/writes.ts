@@ -6,7 +6,7 @@ import { invalidInput } from '../errors.js';
 import type { LexicalIndex } from '../lexical/lexical-index.js';
 import type { ThreadIndex } from '../search/thread-index.js';
 import { changesIndexed } from '../store/change-counter.js';
-import type { MemoryInput, MemoryPatch, MemoryRecord } from '../types.js';
+import type { MemoryInput, MemoryPatch, MemoryRecord, Progress } from '../types.js';
 import { checkId } from '../util/ids.js';
 import type { AddOptions } from './api.js';
 import type { AssociationGraph } from './associations.js';
@@ -27,6 +27,20 @@ export interface WriteParts {
   associations: AssociationGraph;
   links: LinkGraph;
   queue: WriteQueue;
+}
+
+/**
+ * `onProgress` with its last step (done = total) held back until the store write is done, so a progress bar that
+ * reads "10,000 / 10,000" means the call is about to resolve, not that embedding ended.
+ */
+function untilWritten(onProgress: ((progress: Progress) => void) | undefined): { report: ((progress: Progress) => void) | undefined; finish(): void } {
+  let last: Progress | undefined;
+  return {
+    report: onProgress && ((p) => (p.done >= p.total ? (last = p) : onProgress(p))),
+    finish: () => {
+      if (last) onProgress?.(last);
+    },
+  };
 }
 
 export class MemoryWrites {
@@ -51,12 +65,14 @@ export class MemoryWrites {
     const created = list.map((item, i) => recordFromInput(item, now, this.options.limits, Array.isArray(input) ? `memory[${i}]` : 'memory'));
     checkDistinct(created, (id) => this.records.has(id));
     if (created.length === 0) return [];
-    const vectors = await this.vectors.embedAll(created, opts.onProgress);
+    const progress = untilWritten(opts.onProgress);
+    const vectors = await this.vectors.embedAll(created, progress.report);
     const { batch, stored } = await this.vectors.supersede(created, vectors);
     await this.queue.commit({ put: [...batch, ...stored], vectors: this.vectors.pack(batch, vectors) }, () => {
       this.apply(batch, vectors);
       for (const record of stored) this.records.set(record);
     });
+    progress.finish();
     return batch.map((r) => r.id);
   }
 
@@ -77,8 +93,10 @@ export class MemoryWrites {
     const pending = this.records.preload(batch.map((r) => r.id));
     if (pending) await pending;
     // Memories already stored with the same text keep their vector; the others are embedded.
-    const vectors = await this.vectors.embedAll(batch, opts.onProgress, (r) => this.vectors.reusableVector(r));
+    const progress = untilWritten(opts.onProgress);
+    const vectors = await this.vectors.embedAll(batch, progress.report, (r) => this.vectors.reusableVector(r));
     await this.queue.commit({ put: batch, vectors: this.vectors.pack(batch, vectors) }, () => this.apply(batch, vectors));
+    progress.finish();
     return batch.map((r) => r.id);
   }
 

@@ -57,6 +57,20 @@ describe('createEngine: add, get, count, export', () => {
     expect(progress).toEqual([2 / 5, 4 / 5, 1]);
   });
 
+  it('progress reaches its total only once the store write is done (it covers the whole call)', async () => {
+    const store = memoryStore();
+    const events: string[] = [];
+    const write = store.write.bind(store);
+    store.write = async (change) => {
+      await write(change);
+      events.push('written');
+    };
+    const engine = await createEngine({ store, embedder: testEmbedder(), embedBatchSize: 2 });
+    await engine.add(['a', 'b', 'c'].map((text) => ({ text: `memory ${text}` })), { onProgress: (p) => events.push(`${p.done}/${p.total}`) });
+    expect(events).toEqual(['2/3', 'written', '3/3']);
+    await engine.close();
+  });
+
   it('add([]) stores nothing and returns []', async () => {
     const store = memoryStore();
     const engine = await createEngine({ store });
