@@ -4,7 +4,7 @@
  * flight number or a PIN. On open, once per store, a superseded memory becomes live again unless what hides it
  * says the same thing (the rule now), or a model or an app decided it: the memory that supersedes it carries a
  * provenance link (formation's facts and consolidation's summaries derive from what they replace or read).
- * The store's meta then records the rule, so the pass never runs again there.
+ * The store's meta then records the rule (on a new store's first open too), so the pass never runs again there.
  */
 import { statementKey } from '../lexical/statement.js';
 import type { MemoryRecord } from '../types.js';
@@ -35,8 +35,12 @@ export async function reviveOldFolds(parts: MigrationParts): Promise<string[]> {
   const { records, links, queue } = parts;
   if ((await parts.readMeta(SUPERSEDE_RULE_KEY)) === SUPERSEDE_RULE) return [];
   const hidden = [...records.summaryValues()].filter((s) => s.supersededBy !== undefined);
-  // Nothing hidden: nothing to migrate, and no write on the open of every new store.
-  if (hidden.length === 0) return [];
+  // Nothing hidden: nothing to migrate, but the mark is written now, or a later open would take what this rule hides
+  // (a memory folded into one whose text then changed) for the old rule's work.
+  if (hidden.length === 0) {
+    await queue.commit({ meta: { [SUPERSEDE_RULE_KEY]: SUPERSEDE_RULE } }, () => undefined);
+    return [];
+  }
   const byIds = [...new Set(hidden.map((s) => s.supersededBy as string))];
   const loaded = new Map((await records.getMany([...hidden.map((s) => s.id), ...byIds])).map((r) => [r.id, r]));
   const revived: MemoryRecord[] = [];

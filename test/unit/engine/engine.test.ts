@@ -59,13 +59,13 @@ describe('createEngine: add, get, count, export', () => {
 
   it('progress reaches its total only once the store write is done (it covers the whole call)', async () => {
     const store = memoryStore();
+    const engine = await createEngine({ store, embedder: testEmbedder(), embedBatchSize: 2 });
     const events: string[] = [];
     const write = store.write.bind(store);
     store.write = async (change) => {
       await write(change);
       events.push('written');
     };
-    const engine = await createEngine({ store, embedder: testEmbedder(), embedBatchSize: 2 });
     await engine.add(['a', 'b', 'c'].map((text) => ({ text: `memory ${text}` })), { onProgress: (p) => events.push(`${p.done}/${p.total}`) });
     expect(events).toEqual(['2/3', 'written', '3/3']);
     await engine.close();
