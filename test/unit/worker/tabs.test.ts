@@ -117,7 +117,8 @@ async function impostorFollower(lock: string, proof?: Uint8Array) {
     group.postMessage({ t: 'join', to: data.id, key: keys.publicRaw, ...(proof ? { proof } : {}) });
   });
   group.postMessage({ t: 'who' });
-  await sleep(300);
+  // A leader answers `who` once per 250 ms (a flood is throttled), then the join and its welcome follow.
+  await sleep(800);
   return {
     welcomed,
     answers,
