@@ -44,12 +44,17 @@ export function statementKey(text: string): string {
 export function statementDetails(text: string): Set<string> {
   const details = new Set<string>();
   const normal = text.normalize('NFKC').replace(/n['’]t\b/gi, ' not');
-  const sentenceStart = /(^|[.!?]\s+)$/;
+  // The start of the text, or of a sentence: ". ", "! ", "? " before the word (read backwards, so a long text stays linear).
+  const startsSentence = (at: number): boolean => {
+    let i = at - 1;
+    while (i >= 0 && /\s/.test(normal[i] as string)) i--;
+    return i < 0 || ('.!?'.includes(normal[i] as string) && i < at - 1);
+  };
   for (const match of normal.matchAll(/[^\n\r\p{Z}\p{P}\p{Cc}]+/gu)) {
     const word = match[0];
     const lower = word.toLowerCase();
     if (/\p{N}/u.test(word) || NEGATIONS.has(lower)) details.add(lower);
-    else if (/^\p{Lu}/u.test(word) && !sentenceStart.test(normal.slice(0, match.index)) && !ENGLISH_STOP_WORDS.has(lower)) details.add(lower);
+    else if (/^\p{Lu}/u.test(word) && !startsSentence(match.index) && !ENGLISH_STOP_WORDS.has(lower)) details.add(lower);
   }
   return details;
 }
