@@ -23,13 +23,17 @@ export function tagJaccard(a: readonly string[], b: readonly string[]): number {
 /**
  * Redundancy of two candidates: max(similarity, tagWeight × Jaccard of their tags) (Memsense), similarity being
  * cosine calibrated against `baseline`, the corpus' mean pairwise cosine (0: raw cosine; see vector/similarity.ts);
- * without vectors only identical texts (case and spacing aside) are similar.
+ * without vectors only memories that say the same thing (`textKey`, their statement keys) are similar.
  */
-function redundancy(list: readonly ScoredCandidate[], diversity: DiversityOptions, vectors: VectorIndex | null, baseline: number): (a: number, b: number) => number {
+function redundancy(
+  list: readonly ScoredCandidate[],
+  diversity: DiversityOptions,
+  vectors: VectorIndex | null,
+  baseline: number,
+  textKey: (i: number) => string = statementKeysOf(list),
+): (a: number, b: number) => number {
   // Views into the matrix, not copies: selection is synchronous, so no write can move a row meanwhile.
   const vectorOf = list.map((s) => vectors?.get(s.record.id));
-  const textKeys: (string | undefined)[] = [];
-  const textKey = (i: number) => (textKeys[i] ??= statementKey((list[i] as ScoredCandidate).record.text));
   // resolveSearchOptions fills in the default; only a direct caller of this stage can leave it out.
   const tagWeight = diversity.tagWeight ?? 0;
   const textSimilarity = (a: number, b: number) => {
@@ -49,10 +53,14 @@ function redundancy(list: readonly ScoredCandidate[], diversity: DiversityOption
     : textSimilarity;
 }
 
-/** Whether two candidates say the same thing (equal, non-empty statement keys: lexical/statement.ts). */
-function sameStatement(list: readonly ScoredCandidate[]): (a: number, b: number) => boolean {
+/** Each candidate's statement key (lexical/statement.ts), computed once, when first asked for. */
+function statementKeysOf(list: readonly ScoredCandidate[]): (i: number) => string {
   const keys: (string | undefined)[] = [];
-  const key = (i: number) => (keys[i] ??= statementKey((list[i] as ScoredCandidate).record.text));
+  return (i) => (keys[i] ??= statementKey((list[i] as ScoredCandidate).record.text));
+}
+
+/** Whether two candidates say the same thing (equal, non-empty statement keys). */
+function sameStatement(key: (i: number) => string): (a: number, b: number) => boolean {
   return (a, b) => key(a) !== '' && key(a) === key(b);
 }
 
@@ -66,8 +74,9 @@ export function diversify(all: readonly ScoredCandidate[], options: SearchOption
   // MMR reranks only the head of the list: it costs O(k·n) similarities, and a candidate far down should not win
   // a place on novelty alone (docs/quality.md).
   const head = all.slice(0, Math.max(3 * options.k, options.k + 20));
-  const similarity = redundancy(head, options.diversity, vectors, baseline);
-  const duplicate = sameStatement(head);
+  const key = statementKeysOf(head);
+  const similarity = redundancy(head, options.diversity, vectors, baseline, key);
+  const duplicate = sameStatement(key);
   const scores = head.map((s) => s.score);
   const picked = bySession
     ? selectAcrossSessions(scores, head.map((s) => threadOf(s.record)), options.k, options.diversity, similarity, duplicate)
