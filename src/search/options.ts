@@ -242,7 +242,7 @@ export const MAX_CANDIDATE_POOL = 10_000;
 export const MAX_NEIGHBOUR_WINDOW = 50;
 
 /** The currency stage's ratio: a later version moves up when it scores at least this share of the earlier (docs/quality.md). */
-export const CURRENCY_RATIO = 0.5;
+export const CURRENCY_RATIO = 0.25;
 
 export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   mode: 'auto',

@@ -36,6 +36,25 @@ describe('currency through createEngine', () => {
     await engine.close();
   });
 
+  it('a fact changed twice, with a reply repeating the first version: the newest first, then each below every later one', async () => {
+    const engine = await createEngine({ clock: () => T0 + DAY });
+    const session = { thread: 'session_4' };
+    await engine.add([
+      { id: 'v1', text: 'I mentor 5 women in Caribbean media and highlight their success stories in my portfolio', createdAt: T0, meta: session },
+      { id: 'reply', text: 'Mentoring 5 women in Caribbean media is a strong story: highlight each mentee in your portfolio with 2 outcomes', createdAt: T0 + 60_000, meta: session },
+      { id: 'v2', text: 'My mentees now number 6, all highlighted in my portfolio', createdAt: T0 + 120_000, meta: session },
+      { id: 'v3', text: 'The number of mentees highlighted in my portfolio has increased to 7', createdAt: T0 + 180_000, meta: session },
+    ]);
+    // The question shares a name (Caribbean) with the first version only; an update need not repeat it.
+    const { hits } = await engine.search('how many women mentees have I highlighted in my portfolio in Caribbean media', { touch: false });
+    const ids = hits.map((h) => h.id);
+    expect(ids[0]).toBe('v3');
+    expect(ids.indexOf('v2')).toBeLessThan(ids.indexOf('v1'));
+    expect(ids.indexOf('v3')).toBeLessThan(ids.indexOf('reply'));
+    expect(['v2', 'v3']).toContain(hits.find((h) => h.id === 'v1')!.explain.newerVersion);
+    await engine.close();
+  });
+
   it('notes written apart that differ in a detail are other facts, not versions; worded alike, they are', async () => {
     const engine = await createEngine({ clock: () => T0 + 9 * DAY });
     await engine.add([
@@ -92,22 +111,38 @@ describe('orderByCurrency', () => {
     quality: 0,
   });
 
-  it('keeps every candidate, moves each at most once, only within the k hits, and keeps scores in order', () => {
+  it('keeps every candidate, only within the k hits, scores in order, and every later version above every earlier one (naive reference)', () => {
     let moves = 0;
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 99 }), fc.double({ min: 0.1, max: 1, noNaN: true })), { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 12 }), (rows, k) => {
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 9 }), fc.double({ min: 0.1, max: 1, noNaN: true })), { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 12 }), (rows, k) => {
         const list = rows.map(([n, score], i) => candidate(`m${i}`, `budget ${n} euros`, score)).sort((a, b) => b.score - a.score);
+        const before = new Map(list.map((c) => [c.record.id, c.score]));
+        const amount = (c: ScoredCandidate) => c.record.text.split(' ')[1];
+        const written = (c: ScoredCandidate) => Number(c.record.id.slice(1));
         // Ids in the order written, scores at random: a later version is often ranked below an earlier one.
         const { scored, placed } = orderByCurrency(list, k, { ratio: 0.5 }, parts((a, b) => Number(b.slice(1)) > Number(a.slice(1))));
         moves += placed;
         expect(scored.map((c) => c.record.id).sort()).toEqual(list.map((c) => c.record.id).sort());
         expect(scored.slice(k).map((c) => c.record.id)).toEqual(list.slice(k).map((c) => c.record.id));
         for (let i = 1; i < scored.length; i++) expect(scored[i]!.score).toBeLessThanOrEqual(scored[i - 1]!.score);
+        // The reference: of two of the k hits with other amounts, the later is above the earlier when it scored at
+        // least half of it.
+        const hits = scored.slice(0, k);
+        for (let above = 0; above < hits.length; above++) {
+          for (let below = above + 1; below < hits.length; below++) {
+            const [a, b] = [hits[above]!, hits[below]!];
+            const version = written(b) > written(a) && amount(a) !== amount(b) && before.get(b.record.id)! >= 0.5 * before.get(a.record.id)!;
+            expect(version, `${b.record.id} (${amount(b)}) is a later version of ${a.record.id} (${amount(a)})`).toBe(false);
+          }
+        }
         const olders = scored.filter((c) => c.newerVersion !== undefined);
         expect(olders).toHaveLength(placed);
         for (const older of olders) {
-          const at = scored.indexOf(older);
-          expect(scored[at - 1]!.record.id).toBe(older.newerVersion);
+          const newer = scored.find((c) => c.record.id === older.newerVersion)!;
+          expect(scored.indexOf(newer)).toBeLessThan(scored.indexOf(older));
+          const rank = (c: ScoredCandidate) => list.findIndex((l) => l.record.id === c.record.id);
+          expect(rank(newer)).toBeGreaterThan(rank(older));
+          expect(written(newer)).toBeGreaterThan(written(older));
         }
       }),
     );
