@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_PATH, chromiumArgs } from '../../test/browser/harness.js';
 import { startViteServer } from '../../test/browser/vite-server.js';
-import { repoRoot } from '../perf/paths.js';
+import { repoRoot, resultsDir } from '../perf/paths.js';
 import { CALIBRATION_TEXTS } from '../../src/embedder/device.js';
 import { measureCase, MODEL_CASES, type CaseResult } from './measure.js';
 import type * as Page from './page.js';
@@ -89,10 +89,9 @@ async function main(): Promise<void> {
     console.log(table('Headless Chromium (WebGPU = SwiftShader: a correctness path, not GPU speed)', results));
     console.log('\n`device: "auto"` in headless Chromium:', JSON.stringify(auto, null, 1));
   }
-  const dir = resolve(repoRoot, 'bench/results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'embedder.json'), JSON.stringify(report, null, 2) + '\n');
-  console.log(`\nwrote bench/results/embedder.json`);
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, 'embedder.json'), JSON.stringify(report, null, 2) + '\n');
+  console.log(`\nwrote ${join(resultsDir, 'embedder.json')}`);
 }
 
 await main();
