@@ -36,9 +36,10 @@ export interface ScoredCandidate {
   source?: { of: string; by: string };
 }
 
-export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number, dates?: readonly DateMention[]): ScoredCandidate[] {
+/** `inSequence`: whether a memory is in a thread or a sitting (ThreadIndex.inSequence), for `decayScope`. */
+export function adjust(eligible: readonly Eligible[], options: SearchOptions, now: number, inSequence: (id: string) => boolean, dates?: readonly DateMention[]): ScoredCandidate[] {
   const scored: ScoredCandidate[] = eligible.map(({ candidate, record, penalty }) => {
-    const r = recency(record, now, options);
+    const r = recency(record, now, options, options.decayScope === 'all' || inSequence(record.id));
     const isDated = dates !== undefined && options.dateBoost !== 1 && writtenWithin(record.createdAt, dates);
     const b = boost(record, options, isDated);
     const quality = record.quality === undefined ? 0 : options.qualityWeight * record.quality;

@@ -32,6 +32,8 @@ interface AssociateContext {
   vectors(ids: string[]): Promise<Map<string, Float32Array>>;
   eligible: Eligibility | null;
   now: number;
+  /** Whether a memory is in a thread or a sitting (ThreadIndex.inSequence), for `decayScope`. */
+  inSequence(id: string): boolean;
   /** The query's mean cosine to the stored memories (VectorIndex.meanCosineTo). */
   baseline: number;
 }
@@ -106,7 +108,7 @@ export async function associate(adjusted: ScoredCandidate[], options: SearchOpti
   });
   // A memory that is already a candidate (below the top k) takes the better of its two scores.
   // An associated memory's relevance is the association's: its quality would lift one with almost none.
-  const added = adjust(eligible, { ...options, qualityWeight: 0 }, ctx.now)
+  const added = adjust(eligible, { ...options, qualityWeight: 0 }, ctx.now, ctx.inSequence)
     .filter((s) => s.score > (candidateOf.get(s.candidate.id)?.score ?? -Infinity))
     .slice(0, limit);
   if (added.length === 0) return { scored: adjusted, added: 0, bridges: 0 };

@@ -6,6 +6,8 @@
  *   false:       R = 1
  * The factor applied is R^α (`decayAlpha`): α = 1 is the raw curve, smaller α damps it (α = 0.3 turns a
  * 0.25 retention into 0.66), so old but relevant facts stay reachable.
+ * With `decayScope: 'sequences'` an age-based curve applies only to a memory in a sequence (a thread, a sitting):
+ * for imported files, whose dates say nothing of whether a query that names no time wants them (docs/quality.md).
  */
 import type { DecayOptions } from './options.js';
 import { stabilityRetention } from './retention.js';
@@ -30,11 +32,16 @@ interface RecencyOptions {
   decay: DecayOptions | false;
   decayFrom: 'created' | 'accessed';
   decayAlpha: number;
+  decayScope: 'sequences' | 'all';
 }
 
-/** The time decay counts from creation, or from the last access (falling back to creation). */
-export function recency(record: MemoryRecord, now: number, options: RecencyOptions): number {
+/**
+ * The time decay counts from creation, or from the last access (falling back to creation). `inSequence`: whether the
+ * memory is in a thread or a sitting (ThreadIndex.inSequence), read only under `decayScope: 'sequences'`.
+ */
+export function recency(record: MemoryRecord, now: number, options: RecencyOptions, inSequence: boolean): number {
   if (options.decay !== false && options.decay.kind === 'stability') return dampen(stabilityRetention(record, now, options.decay), options.decayAlpha);
+  if (options.decayScope === 'sequences' && !inSequence) return 1;
   const from = options.decayFrom === 'accessed' ? (record.lastAccessedAt ?? record.createdAt) : record.createdAt;
   return dampen(retention(now - from, options.decay), options.decayAlpha);
 }

@@ -42,6 +42,11 @@ export const NEIGHBOURS_BY_TIME = true;
 /** The longest step between consecutive memories without a thread that neighbour support crosses: 30 minutes (a session). */
 export const NEIGHBOURS_TIME_GAP_MS = 30 * 60_000;
 
+/** The longest step within a sitting: `neighbours.timeGapMs`, the default when unset or neighbour support is off (decay reads sittings too). */
+export function sittingGapMs(options: NeighbourOptions | false): number {
+  return (options !== false ? options.timeGapMs : undefined) ?? NEIGHBOURS_TIME_GAP_MS;
+}
+
 export interface Lent {
   /** Added to the candidate's fused score. */
   bonus: number;

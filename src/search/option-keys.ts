@@ -37,6 +37,7 @@ export const SEARCH_OPTION_KEYS = keysOf<SearchOptions>({
   decay: true,
   decayFrom: true,
   decayAlpha: true,
+  decayScope: true,
   project: true,
   projectBoost: true,
   pinnedBoost: true,

@@ -182,6 +182,15 @@ export interface SearchOptions {
    * has the evaluation of α).
    */
   decayAlpha: number;
+  /**
+   * Which memories age-based decay (hyperbolic, exponential) applies to. `'all'` (default): every memory.
+   * `'sequences'`: memories in a thread (`meta.thread`) or a sitting over time (three or more memories without a
+   * thread, each within `neighbours.timeGapMs` of the next, as neighbour support reads them); a one-off note or an
+   * imported document keeps its score whatever its date. For a store of imported files; not the default, since
+   * recency is what puts the newer of two one-off notes of a changed fact first (docs/quality.md). Stability decay
+   * ignores it (it counts from use, not age).
+   */
+  decayScope: 'sequences' | 'all';
   /** The caller's current project: drives the project boost. Default none. */
   project: string | undefined;
   /** Factors when `project` is set. Default `{ same: 1.3, other: 0.8, none: 0.9 }`. */
@@ -272,6 +281,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   decay: Object.freeze({ kind: 'hyperbolic', halfLifeDays: 60 }) as DecayOptions,
   decayFrom: 'created',
   decayAlpha: 0.1,
+  decayScope: 'all',
   project: undefined,
   projectBoost: Object.freeze({ same: 1.3, other: 0.8, none: 0.9 }),
   pinnedBoost: 1.1,
@@ -378,6 +388,7 @@ export function validateSearchOptions(o: SearchOptions): SearchOptions {
   }
   if (o.decayFrom !== 'created' && o.decayFrom !== 'accessed') fail('decayFrom', "'created' or 'accessed'", o.decayFrom);
   nonNegative('decayAlpha', o.decayAlpha);
+  if (o.decayScope !== 'sequences' && o.decayScope !== 'all') fail('decayScope', "'sequences' or 'all'", o.decayScope);
   if (o.project !== undefined && typeof o.project !== 'string') fail('project', 'a string', o.project);
   nonNegative('projectBoost.same', o.projectBoost.same);
   nonNegative('projectBoost.other', o.projectBoost.other);

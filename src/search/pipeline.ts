@@ -22,7 +22,7 @@ import { compileEligibility, filterCandidates } from './filter.js';
 import { fuseLists, type FusedCandidate, type QueryList } from './fuse.js';
 import { writeHypothetical } from './hyde.js';
 import type { LlmAccess } from './llm-stage.js';
-import { supportNeighbours } from './neighbours.js';
+import { sittingGapMs, supportNeighbours } from './neighbours.js';
 import { placeSupersededSources } from './superseded-sources.js';
 import type { SearchOptions } from './options.js';
 import { applyOrder, rerankOrder } from './rerank.js';
@@ -172,10 +172,12 @@ export async function runPipeline(state: PipelineState, query: string, options: 
     () => 'hard filters also ran inside the legs as eligibility, so each leg pool holds only eligible memories',
   );
 
+  const gapMs = sittingGapMs(options.neighbours);
+  const inSequence = (id: string) => state.threads.inSequence(id, gapMs);
   let adjusted = trace.stage(
     'adjust',
     filtered.length,
-    () => adjust(filtered, options, now, understanding.dates),
+    () => adjust(filtered, options, now, inSequence, understanding.dates),
     (a) => a.length,
     (a) => (understanding.dates && options.dateBoost !== 1 ? `${a.filter((s) => s.dated).length} written on ${understanding.dates.map((d) => `"${d.text}"`).join(', ')} (×${options.dateBoost})` : undefined),
   );
@@ -208,6 +210,7 @@ export async function runPipeline(state: PipelineState, query: string, options: 
           vectors: (ids) => vectors.exactVectors(ids),
           eligible,
           now,
+          inSequence,
           baseline: vectors.meanCosineTo(queryVector),
         }),
       (a) => a.added,

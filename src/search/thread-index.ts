@@ -161,11 +161,8 @@ export class ThreadIndex {
     const sequence = this.sequenceOf(entry);
     const at = this.positionOf(sequence, entry);
     const byThread = entry.thread !== undefined;
-    const gap = byThread ? Infinity : maxGapMs;
     const { entries } = sequence;
-    // In time, each side stops at the first step longer than the gap (what lies past it belongs to another stretch
-    // of time) or of zero: memories stored at one instant are a batch (an import), whose order says nothing.
-    const joins = (step: number) => step <= gap && (byThread || step > 0);
+    const joins = byThread ? () => true : joinsInTime(maxGapMs);
     let beforeOpen = true;
     let afterOpen = true;
     // In time, a sitting is three memories at least: two notes that happen to fall within the gap (dated one-off
@@ -182,6 +179,18 @@ export class ThreadIndex {
       if (!beforeOpen && !afterOpen) break;
     }
     return out;
+  }
+
+  /**
+   * Whether a memory is in a sequence: it has a thread, or it is in a sitting over time (as `neighbours` reads one
+   * with `byTime` and `maxGapMs`). False for an unknown id. Decay reads it (`decayScope: 'sequences'`).
+   */
+  inSequence(id: string, maxGapMs: number): boolean {
+    const entry = this.entries.get(id);
+    if (!entry) return false;
+    if (entry.thread !== undefined) return true;
+    const at = this.positionOf(this.time, entry);
+    return this.inSitting(this.time.entries, at, joinsInTime(maxGapMs));
   }
 
   /** Whether the memory at `at` and the steps that join it reach two more memories (three in the sitting). */
@@ -228,6 +237,14 @@ export class ThreadIndex {
     }
     return entry.position;
   }
+}
+
+/**
+ * In time, a step joins two memories when it is no longer than the gap (what lies past it belongs to another stretch
+ * of time) and not zero: memories stored at one instant are a batch (an import), whose order says nothing.
+ */
+function joinsInTime(gap: number): (step: number) => boolean {
+  return (step) => step > 0 && step <= gap;
 }
 
 function compare(a: Entry, b: Entry): number {

@@ -199,7 +199,7 @@ describe('bad input elsewhere', () => {
     const bad: [unknown, object][] = [
       [42, {}], [null, {}], ['q', { k: 0 }], ['q', { k: 2.5 }], ['q', { candidatePool: -1 }], ['q', { rrfK: -1 }],
       ['q', { weights: { lexical: NaN } }], ['q', { decay: { kind: 'linear' } }], ['q', { decay: { kind: 'exponential', tauMs: 0 } }],
-      ['q', { decayFrom: 'updated' }], ['q', { diversity: { lambda: 2 } }], ['q', { mode: 'semantic' }], ['q', { tokenBudget: -5 }],
+      ['q', { decayFrom: 'updated' }], ['q', { decayScope: 'threads' }], ['q', { diversity: { lambda: 2 } }], ['q', { mode: 'semantic' }], ['q', { tokenBudget: -5 }],
       ['q', { filter: { since: 'whenever' } }], ['q', { filter: { until: NaN } }], ['q', { now: NaN }], ['q', { boost: 'x' }],
     ];
     for (const [query, options] of bad) {

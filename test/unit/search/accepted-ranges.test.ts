@@ -67,6 +67,7 @@ const accepted: fc.Arbitrary<Partial<SearchOptions>> = fc.record(
       fc.record({ kind: fc.constant('stability' as const), betaDays: fc.constantFrom(1e-9, 30, 1e12), floor: fc.constantFrom(0, 1), coreFloor: fc.constantFrom(0, 1) }),
     ),
     decayFrom: fc.constantFrom('created', 'accessed'),
+    decayScope: fc.constantFrom('sequences', 'all'),
     decayAlpha: extreme(0, 1e9),
     projectBoost: fc.record({ same: extreme(0, 1e9), other: extreme(0, 1e9), none: extreme(0, 1e9) }),
     pinnedBoost: extreme(0, 1e9),

@@ -21,11 +21,12 @@ const arbEligible = fc.array(
     project: fc.constantFrom(undefined, 'web', 'api'),
     superseded: fc.boolean(),
     quality: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+    inSequence: fc.boolean(),
   }),
   { maxLength: 40 },
 );
 
-type Item = { fused: number; ageDays: number; priority: number; pinned: boolean; project: string | undefined; superseded: boolean; quality?: number | undefined };
+type Item = { fused: number; ageDays: number; priority: number; pinned: boolean; project: string | undefined; superseded: boolean; quality?: number | undefined; inSequence?: boolean };
 
 function toEligible(items: Item[]): Eligible[] {
   return items.map((item, i) => {
@@ -43,15 +44,17 @@ describe('adjust stage', () => {
   it('scores (fused + qualityWeight × quality) × penalty × recency × boost, best first (stable on ties), and applies minScore unless raw', () => {
     const qualityWeight = fc.constantFrom(undefined, 0, 0.1, 0.5);
     fc.assert(
-      fc.property(arbEligible, fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), fc.constantFrom(undefined, 'web'), qualityWeight, (items, minScore, raw, project, weight) => {
-        const options = resolveSearchOptions({ minScore, raw, project, qualityWeight: weight });
+      fc.property(arbEligible, fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), fc.constantFrom(undefined, 'web'), qualityWeight, fc.constantFrom('sequences', 'all'), (items, minScore, raw, project, weight, decayScope) => {
+        const options = resolveSearchOptions({ minScore, raw, project, qualityWeight: weight, decayScope });
         const eligible = toEligible(items);
+        const inSequence = (id: string) => items[Number(id.slice(1))]!.inSequence === true;
         const added = (r: MemoryRecord) => (weight ?? 0.1) * (r.quality ?? 0);
+        const decayed = (r: MemoryRecord) => recency(r, NOW, options, decayScope === 'all' || inSequence(r.id));
         const naive = eligible
-          .map((e, order) => ({ id: e.record.id, order, score: (e.candidate.fused + added(e.record)) * e.penalty * recency(e.record, NOW, options) * boost(e.record, options) }))
+          .map((e, order) => ({ id: e.record.id, order, score: (e.candidate.fused + added(e.record)) * e.penalty * decayed(e.record) * boost(e.record, options) }))
           .sort((a, b) => b.score - a.score || a.order - b.order)
           .filter((s) => raw || s.score >= minScore);
-        const out = adjust(eligible, options, NOW);
+        const out = adjust(eligible, options, NOW, inSequence);
         expect(out.map((s) => s.record.id)).toEqual(naive.map((s) => s.id));
         out.forEach((s, i) => {
           expect(s.score).toBe(naive[i]!.score);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../../src/util/time.js';
 import { dampen, recency, retention } from '../../../src/search/decay.js';
@@ -36,11 +37,28 @@ describe('decay', () => {
   it('decays from creation or from the last access', () => {
     const now = days(100);
     const record: MemoryRecord = { id: 'a', text: 't', createdAt: days(40), lastAccessedAt: days(70), priority: 1, pinned: false, tags: [], accessCount: 1 };
-    const options = { decay: { kind: 'hyperbolic', halfLifeDays: 60 } as const, decayAlpha: 1 };
-    expect(recency(record, now, { ...options, decayFrom: 'created' })).toBeCloseTo(0.5, 12);
-    expect(recency(record, now, { ...options, decayFrom: 'accessed' })).toBeCloseTo(1 / 1.5, 12);
+    const options = { decay: { kind: 'hyperbolic', halfLifeDays: 60 } as const, decayAlpha: 1, decayScope: 'all' } as const;
+    expect(recency(record, now, { ...options, decayFrom: 'created' }, false)).toBeCloseTo(0.5, 12);
+    expect(recency(record, now, { ...options, decayFrom: 'accessed' }, false)).toBeCloseTo(1 / 1.5, 12);
     const neverAccessed = { ...record, lastAccessedAt: undefined };
-    expect(recency(neverAccessed, now, { ...options, decayFrom: 'accessed' })).toBeCloseTo(0.5, 12);
-    expect(recency(record, now, { ...options, decayFrom: 'created', decayAlpha: 0.3 })).toBeCloseTo(Math.pow(0.5, 0.3), 12);
+    expect(recency(neverAccessed, now, { ...options, decayFrom: 'accessed' }, false)).toBeCloseTo(0.5, 12);
+    expect(recency(record, now, { ...options, decayFrom: 'created', decayAlpha: 0.3 }, false)).toBeCloseTo(Math.pow(0.5, 0.3), 12);
+  });
+
+  it("decayScope 'sequences': an age-based curve applies in a sequence only; 'all' everywhere (naive reference)", () => {
+    const curve = fc.oneof(
+      fc.record({ kind: fc.constant('hyperbolic' as const), halfLifeDays: fc.double({ min: 0.5, max: 400, noNaN: true }) }),
+      fc.record({ kind: fc.constant('exponential' as const), tauMs: fc.double({ min: days(0.5), max: days(400), noNaN: true }) }),
+    );
+    fc.assert(
+      fc.property(curve, fc.integer({ min: -days(30), max: days(2000) }), fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom('sequences' as const, 'all' as const), fc.boolean(), (decay, age, decayAlpha, decayScope, inSequence) => {
+        const now = days(3000);
+        const record: MemoryRecord = { id: 'a', text: 't', createdAt: now - age, priority: 1, pinned: false, tags: [], accessCount: 0 };
+        const ageDays = Math.max(0, age) / DAY_MS;
+        const raw = decay.kind === 'hyperbolic' ? 1 / (1 + ageDays / decay.halfLifeDays) : Math.exp(-Math.max(0, age) / decay.tauMs);
+        const naive = decayScope === 'all' || inSequence ? Math.pow(raw, decayAlpha) : 1;
+        expect(recency(record, now, { decay, decayFrom: 'created', decayAlpha, decayScope }, inSequence)).toBeCloseTo(naive, 12);
+      }),
+    );
   });
 });

@@ -52,7 +52,8 @@ describe('retention with stability (R = max(floor, exp(−Δt / (S·B·β))))', 
 
   it("decay: { kind: 'stability' } gives R^α as the recency factor, counted from the last access", () => {
     const r = record({ stability: 0.3, createdAt: daysAgo(400), lastAccessedAt: daysAgo(30) });
-    expect(recency(r, NOW, { decay: stability, decayFrom: 'created', decayAlpha: 0.5 })).toBeCloseTo(Math.sqrt(0.4346), 4);
+    // Stability counts from use: the scope of age-based decay does not apply to it.
+    for (const inSequence of [true, false]) expect(recency(r, NOW, { decay: stability, decayFrom: 'created', decayAlpha: 0.5, decayScope: 'sequences' }, inSequence)).toBeCloseTo(Math.sqrt(0.4346), 4);
   });
 
   it('a memory is cold once R has sat at the floor for 7 days; core memories never', () => {
@@ -220,6 +221,7 @@ describe('the associate stage', () => {
     vectors: async (ids: string[]) => new Map(ids.map((id) => [id, vectorOf[id]!])),
     eligible: null,
     now: NOW,
+    inSequence: () => true,
     baseline,
   });
   const run = (bridgeMinCosine: number, baseline = 0) =>

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ThreadIndex, threadIndexCounters } from '../../../src/search/thread-index.js';
 
@@ -62,5 +63,32 @@ describe('ThreadIndex: a memory added out of order', () => {
     expect(index.neighbours('o1', 1, true).map((n) => n.id).sort()).toEqual(['m1998', 'm1999']);
     expect(threadIndexCounters.passes - before.passes).toBe(1);
     expect(threadIndexCounters.entriesShifted - before.entriesShifted).toBeLessThanOrEqual(2 * 4000);
+  });
+});
+
+describe('ThreadIndex.inSequence', () => {
+  it('is true in a thread or in a sitting of three (steps over 0 and at most the gap), false elsewhere (naive reference)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ at: fc.integer({ min: 0, max: 30 }), thread: fc.constantFrom(undefined, 'A', 'B') }), { maxLength: 25 }),
+        fc.integer({ min: 0, max: 8 }),
+        (memories, gap) => {
+          const index = new ThreadIndex();
+          const records = memories.map((m, i) => note(`m${i}`, m.at, m.thread));
+          index.upsertAll(records);
+          // The memories without a thread by time (ties by arrival), cut at every step of zero or over the gap.
+          const timed = records.filter((r) => r.meta === undefined).sort((a, b) => a.createdAt - b.createdAt || Number(a.id.slice(1)) - Number(b.id.slice(1)));
+          const runs: string[][] = [];
+          timed.forEach((r, i) => {
+            const step = i === 0 ? -1 : r.createdAt - timed[i - 1]!.createdAt;
+            if (step > 0 && step <= gap) runs[runs.length - 1]!.push(r.id);
+            else runs.push([r.id]);
+          });
+          const inSitting = new Set(runs.filter((run) => run.length >= 3).flat());
+          for (const r of records) expect(index.inSequence(r.id, gap)).toBe(r.meta !== undefined || inSitting.has(r.id));
+          expect(index.inSequence('unknown', gap)).toBe(false);
+        },
+      ),
+    );
   });
 });
