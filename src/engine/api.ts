@@ -7,8 +7,14 @@ import type {
 } from '../types.js';
 
 export interface AddOptions {
-  /** Called after each embedded batch: memories done so far out of the call's total. */
+  /** Called after each embedded batch: memories done so far out of the call's total (the last one once stored). */
   onProgress?(progress: Progress): void;
+  /**
+   * Aborts the call until its one atomic store write begins (checked before each embedding batch and before the
+   * write): it then rejects with ABORTED and nothing of it was stored. An abort after that point is too late: the
+   * call resolves as usual. Default none.
+   */
+  signal?: AbortSignal;
 }
 
 export interface Engine {

@@ -38,6 +38,7 @@ function recordingWorker(): { worker: Worker; posted: Posted[] } {
     },
     async changePassphrase() {},
     async unlock() {},
+    async abort() {},
     async salvage() {
       throw new Error('not used');
     },
