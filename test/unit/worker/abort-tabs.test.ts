@@ -5,19 +5,10 @@
  * built-in model, each batch delayed so an abort lands between batches.
  */
 import { afterEach, expect, test, vi } from 'vitest';
-import { installLocks, sharedFiles, wasmBinary } from './tabs-harness.js';
+import { installLocks } from './tabs-harness.js';
 
-vi.mock('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs', async (original) => {
-  const real = ((await original()) as { default: (options?: object) => Promise<unknown> }).default;
-  return { default: (options: object = {}) => real({ ...options, wasmBinary: wasmBinary('wa-sqlite') }) };
-});
-vi.mock('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js', async () => {
-  const { MemoryVFS } = (await import('@journeyapps/wa-sqlite/src/examples/MemoryVFS.js')) as unknown as {
-    MemoryVFS: { create(name: string, module: unknown): Promise<{ mapNameToFile: Map<string, unknown> }> };
-  };
-  const create = async (name: string, module: unknown) => Object.assign(await MemoryVFS.create(name, module), { mapNameToFile: sharedFiles });
-  return { OPFSCoopSyncVFS: { create } };
-});
+vi.mock('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs', async (original) => (await import('./tabs-harness.js')).waSqliteWithBinary(original));
+vi.mock('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js', async () => (await import('./tabs-harness.js')).sharedMemoryVfs());
 
 import { createEmbedder, type LocalEmbedder } from '../../../src/embedder/index.js';
 import { ErrorCode } from '../../../src/errors.js';
