@@ -97,6 +97,43 @@ test("a follower tab's abort reaches the leader tab's worker: nothing is stored 
   await Promise.all([follower.close(), leader.close()]);
 });
 
+test('remember and consolidate aborted in the page: the worker stops waiting for the page\'s model and stores nothing', async () => {
+  const page = await openLab(context);
+  const outcome = await page.evaluate(async () => {
+    const { createMemory, functionModel } = window.engram;
+    let asked = 0;
+    // The page's model never answers: only the abort ends the calls (its own timeout is 30 s).
+    const llm = functionModel(() => {
+      asked++;
+      return new Promise<string>(() => {});
+    });
+    const memory = await createMemory({ name: 'abort-formation', embedder: {}, llm });
+    await memory.ready;
+    const code = (e: { code?: string }) => e.code;
+    const aborted = <T>(start: (signal: AbortSignal) => Promise<T>) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      return start(controller.signal).then(() => 'resolved', code);
+    };
+    const remembered = await aborted((signal) => memory.remember('I moved to Lisbon last spring', { signal }));
+    await memory.import([
+      { text: 'the user likes green tea in the morning', createdAt: Date.now() - 10_000 + 1 },
+      { text: 'the user likes green tea in the morning', createdAt: Date.now() - 10_000 + 2 },
+      { text: 'grandma garden tulips in spring', createdAt: Date.now() - 10_000 + 3 },
+      { text: 'grandma garden roses in summer', createdAt: Date.now() - 10_000 + 4 },
+    ]);
+    // The fold of the two teas is planned, then the summary waits on the model: the abort leaves both unwritten.
+    const consolidated = await aborted((signal) => memory.consolidate({ clusterSimilarity: 0, minCluster: 2, signal }));
+    const result = { remembered, consolidated, asked, count: await memory.count(), superseded: (await memory.export()).filter((r) => r.supersededBy).length };
+    // Without a signal, the fold is written (the summary is not asked for).
+    const folded = (await memory.consolidate({ summarize: false })).folded.length;
+    await memory.close();
+    return { ...result, folded };
+  });
+  expect(outcome).toEqual({ remembered: 'ABORTED', consolidated: 'ABORTED', asked: 2, count: 4, superseded: 0, folded: 1 });
+  await page.close();
+});
+
 test('createMemory rejects with ABORTED for an aborted signal, and when aborted during the open', async () => {
   const page = await openLab(context);
   const codes = await page.evaluate(async () => {
