@@ -14,6 +14,7 @@ import { createEmbedder, type LocalEmbedder } from '../../../src/embedder/index.
 import { ErrorCode } from '../../../src/errors.js';
 import type { Progress } from '../../../src/types.js';
 import { openHost, type Host } from '../../../worker/host.js';
+import { LockingHost } from '../../../worker/idle-lock.js';
 import { joinGroup } from '../../../worker/leader.js';
 
 installLocks();
@@ -95,4 +96,18 @@ test("a follower's timeout aborts the add in the leader, which then stores nothi
   await sleep(1500);
   expect(batches()).toBe(1);
   expect(await leader.call('count', [])).toBe(0);
+});
+
+test("an encrypted database's idle-locking host passes the signal on: the add stops and nothing is stored", async () => {
+  const model = await slowModel(60);
+  const host = await LockingHost.open(() => openHost({ name: `abort-lock-${++databases}`, storage: 'memory', embedder: {}, loadEmbedder: async () => model.embedder }), 60_000, 'memory', false);
+  open.push(host);
+  await host.call('count', []);
+  for (let i = 0; i < 100 && (await host.call('status', []) as { ready: unknown }).ready !== 'ready'; i++) await sleep(20);
+  const controller = new AbortController();
+  const adding = host.call('add', [notes(3 * BATCH)], () => controller.abort(), false, controller.signal);
+  await expect(adding).rejects.toMatchObject({ code: ErrorCode.ABORTED });
+  // Aborted in the first batch's progress report, in this thread: the second batch never started.
+  expect(model.batches()).toBe(1);
+  expect(await host.call('count', [])).toBe(0);
 });
