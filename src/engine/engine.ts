@@ -165,12 +165,12 @@ class EngramEngine implements Engine {
 
   add(input: MemoryInput | MemoryInput[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return checkedFirst(() => checkMethodOptionKeys('add', opts), () => this.afterWrite(this.queued(() => this.writes.add(input, opts), opts.signal, 'add')));
+    return checkedFirst(() => checkMethodOptionKeys('add', opts), () => this.afterWrite(this.queued(() => this.writes.add(input, opts), opts?.signal, 'add')));
   }
 
   import(input: (MemoryRecord | MemoryInput)[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return checkedFirst(() => checkMethodOptionKeys('import', opts), () => this.afterWrite(this.queued(() => this.writes.import(input, opts), opts.signal, 'import')));
+    return checkedFirst(() => checkMethodOptionKeys('import', opts), () => this.afterWrite(this.queued(() => this.writes.import(input, opts), opts?.signal, 'import')));
   }
 
   /** `task` in the write queue; aborted at once while it waits there (then, when its turn comes, it writes nothing). */
