@@ -121,13 +121,13 @@ it('a closed Memory and a search with the boost hook reject without posting, as 
   expect(posted).toEqual([]);
 });
 
-it("a call's signal stays on the page: the options cross without it, and its abort posts abort(callId) for that call", async () => {
+/** A worker that answers each call only once the page aborts it (as the worker answers an aborted call: once stopped). */
+function holdingWorker(): { worker: Worker; posted: { method: string; args: unknown[]; callId: number | undefined }[]; aborts: number[] } {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
   const posted: { method: string; args: unknown[]; callId: number | undefined }[] = [];
   const aborts: number[] = [];
   const waiting = new Map<number, () => void>();
-  // Each call is answered once the page aborts it (as the worker answers an aborted call: when it has stopped).
   const api: WorkerApi = {
     async open() {},
     async call(method, args, _onProgress, callId) {
@@ -142,7 +142,12 @@ it("a call's signal stays on the page: the options cross without it, and its abo
     ...unused,
   };
   Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
-  const memory = await createMemory({ worker: port2 as unknown as Worker, storage: 'memory', embedder: null });
+  return { worker: port2 as unknown as Worker, posted, aborts };
+}
+
+it("a call's signal stays on the page: the options cross without it, and its abort posts abort(callId) for that call", async () => {
+  const { worker, posted, aborts } = holdingWorker();
+  const memory = await createMemory({ worker, storage: 'memory', embedder: null });
 
   const remembering = new AbortController();
   const remembered = memory.remember('I live in Lisbon', { storeTurns: false, signal: remembering.signal });
@@ -165,5 +170,14 @@ it("a call's signal stays on the page: the options cross without it, and its abo
   await expect(memory.consolidate({ signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'ABORTED', details: { method: 'consolidate' } });
   await expect(memory.import([], { signal: 'stop' as unknown as AbortSignal })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   expect(posted).toHaveLength(2);
+  await memory.close();
+});
+
+it('a write that times out on the page is aborted in the worker', async () => {
+  const { worker, posted, aborts } = holdingWorker();
+  const memory = await createMemory({ worker, storage: 'memory', embedder: null, writeTimeoutMs: 50 });
+  await expect(memory.add({ text: 'a' })).rejects.toMatchObject({ code: 'TIMEOUT' });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(aborts).toEqual([posted[0]!.callId]);
   await memory.close();
 });
