@@ -34,13 +34,17 @@ export function checkSignal(signal: unknown, method: string): AbortSignal | unde
   return signal;
 }
 
-/** The ABORTED error of `method`; `details` add to `{ method }` (an import's `written`, say). */
-export function abortedError(method: string, signal?: AbortSignal, details: Record<string, unknown> = {}): EngramError {
+/** The ABORTED error of `method` (`details.method`); a write's message says nothing of it was stored. */
+export function abortedError(method: string, signal?: AbortSignal): EngramError {
   const reason: unknown = signal?.reason;
   const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError';
-  const said = reason instanceof EngramError ? `: ${reason.message.replace(/^Engram: /, '')}` : timedOut ? ' (its signal timed out)' : '';
-  return new EngramError(ErrorCode.ABORTED, `${method}() was aborted before it wrote anything${said}`, { cause: reason, details: { method, ...details } });
+  const why = timedOut ? ' (its signal timed out)' : '';
+  const stored = OPENS.has(method) ? '' : ': nothing of it was stored';
+  return new EngramError(ErrorCode.ABORTED, `${method}() was aborted${why}${stored}`, { cause: reason, details: { method } });
 }
+
+/** The calls that open something rather than write. */
+const OPENS: ReadonlySet<string> = new Set(['createEmbedder', 'createMemory']);
 
 /** Throws `method`'s ABORTED error when `signal` has aborted. */
 export function throwIfAborted(signal: AbortSignal | undefined, method: string): void {
