@@ -20,6 +20,11 @@ export const ErrorCode = {
   CLOSED: 'CLOSED',
   /** A Memory call (or opening one) got no answer in time: see `MemoryOptions.callTimeoutMs` / `writeTimeoutMs`. */
   TIMEOUT: 'TIMEOUT',
+  /**
+   * A call was aborted through its `signal` (or its Memory call timed out) before it wrote anything: nothing of that
+   * call was stored. `details.method` names it. A write whose atomic commit had begun completes and resolves instead.
+   */
+  ABORTED: 'ABORTED',
   /** The passphrase or key does not unlock this encrypted database (nothing was changed). */
   WRONG_KEY: 'WRONG_KEY',
   /** A new passphrase (creating an encrypted database, or `changePassphrase`'s `next`) shorter than 8 characters. */

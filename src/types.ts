@@ -340,6 +340,11 @@ export interface RememberOptions {
   supersedePinned?: boolean;
   /** Most facts kept from one call, in the model's order; the rest are skipped ('over the limit'). Default 20. */
   maxFacts?: number;
+  /**
+   * Aborts the call until its one atomic store write begins: the language model's call gets it (and the wait for an
+   * answer ends at once), and the call rejects with ABORTED with nothing stored. Default none.
+   */
+  signal?: AbortSignal;
 }
 
 /** Why `remember` or `consolidate` did without the language model for this call. */
@@ -412,6 +417,8 @@ export interface ConsolidateOptions {
   timeoutMs?: number;
   /** Let a fold or a summary supersede pinned memories. Default false: pinned memories stay as they are. */
   supersedePinned?: boolean;
+  /** As `RememberOptions.signal`: until the one atomic write, an abort rejects with ABORTED and nothing changes. Default none. */
+  signal?: AbortSignal;
 }
 
 /** What `consolidate` did. Nothing is deleted: every original stays reachable by deep recall and `why`. */

@@ -2,7 +2,7 @@ import { createEngine } from '../src/engine/engine.js';
 import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
 import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
-import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/client/methods.js';
+import { checkCall, engineArgs, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/client/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
@@ -16,9 +16,11 @@ export interface Host {
    * Runs one method on the engine. `retry` marks a call re-sent after the tab that first received it went away:
    * an `add` whose memories are all there already was committed then and is answered with its ids. `method` and
    * `args` come from a page or another tab: a method outside the Memory API, or arguments that do not fit its
-   * entry in MEMORY_METHODS (src/client/methods.ts), are refused with INVALID_INPUT.
+   * entry in MEMORY_METHODS (src/client/methods.ts), are refused with INVALID_INPUT. `signal` reaches the engine
+   * for the methods whose entry says `abortable`, never on a retry: a re-sent write may have been committed by its
+   * first try, and only running it again tells (an aborted retry would answer ABORTED for what was written).
    */
-  call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown>;
+  call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean, signal?: AbortSignal): Promise<unknown>;
   close(): Promise<void>;
   /** An idle-locked host (worker/idle-lock.ts): whether it is locked now, opening it again, hearing it lock. */
   readonly locked?: boolean;
@@ -123,12 +125,12 @@ export async function openHost(options: HostOptions): Promise<Host> {
   });
 
   return {
-    async call(name, args, onProgress, retry = false) {
+    async call(name, args, onProgress, retry = false, signal) {
       // Only the Memory API runs: without this, a caller could name any engine method (`close`, `setEmbedder`, or
       // internals that write to the store outside the write queue).
       const method = checkCall(name, args);
       try {
-        const result = await dispatch(method, args, onProgress, retry);
+        const result = await dispatch(method, args, onProgress, retry, retry ? undefined : signal);
         if (WRITE_METHODS.has(method)) snapshots.changed();
         return result;
       } finally {
@@ -142,12 +144,11 @@ export async function openHost(options: HostOptions): Promise<Host> {
     },
   };
 
-  async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean): Promise<unknown> {
+  async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean, signal: AbortSignal | undefined): Promise<unknown> {
     if (method === 'status') return status();
     const spec: MethodSpec = MEMORY_METHODS[method];
     const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
-    // `{ onProgress }` goes after every declared argument, those left out included.
-    const call = () => (spec.progress ? run.apply(engine, [...Array.from({ length: arityOf(method).max }, (_, i) => args[i]), { onProgress }]) : run.apply(engine, args));
+    const call = () => run.apply(engine, engineArgs(method, args, onProgress, signal));
     return retry && spec.retried ? spec.retried(engine, args, call) : call();
   }
 }

@@ -56,14 +56,14 @@ export class LockingHost implements Host {
     this.listeners.push(listener);
   }
 
-  async call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown> {
+  async call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean, signal?: AbortSignal): Promise<unknown> {
     const host = this.locking ? null : this.host;
     if (method === 'status') return host ? host.call('status', []) : this.lockedStatus();
     if (!host) throw lockedError();
     this.active++;
     clearTimeout(this.timer);
     try {
-      return await host.call(method, args, onProgress, retry);
+      return await host.call(method, args, onProgress, retry, signal);
     } finally {
       this.active--;
       this.arm();

@@ -53,6 +53,8 @@ let secret: WorkerOpenOptions['encryption'] = null;
 let pageHooks: unknown[] = [];
 /** Calls received and not yet answered: close() lets them finish first. */
 const inFlight = new InFlight();
+/** The signals of the calls under way, by the page's call id (`WorkerApi.abort`). */
+const aborts = new Map<number, AbortController>();
 
 /** The page's timeouts; a page that sent none (an older client) gets the defaults. */
 function timeoutsOf(options: Partial<WorkerOpenOptions>): CallTimeouts {
@@ -146,18 +148,27 @@ const api: WorkerApi = {
     }
   },
 
-  async call(method, args, onProgress) {
+  async call(method, args, onProgress, callId) {
     const target = requireHost();
     // Checked here, before the method's own step in this tab reads the arguments, and again where the call runs
     // (host.ts), which also refuses what another tab sends.
     const name = checkCall(method, args);
     const spec: MethodSpec | undefined = name === 'status' ? undefined : MEMORY_METHODS[name];
     const wire = spec?.inTab ? spec.inTab(args, callingTab) : args;
+    // Registered before the first await: an abort posted right after the call finds it.
+    const id = Number.isSafeInteger(callId) && !aborts.has(callId!) ? callId! : undefined;
+    const controller = new AbortController();
+    if (id !== undefined) aborts.set(id, controller);
     try {
-      return (await inFlight.track(target.call(method, wire, onProgress))) as never;
+      return (await inFlight.track(target.call(method, wire, onProgress, false, controller.signal))) as never;
     } finally {
+      if (id !== undefined) aborts.delete(id);
       releaseCallback(onProgress);
     }
+  },
+
+  async abort(callId) {
+    aborts.get(callId)?.abort();
   },
 
   async status() {

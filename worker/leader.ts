@@ -28,6 +28,7 @@
  * Why not a SharedWorker: it cannot use OPFS synchronous access handles, and Chrome on Android has none.
  */
 import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
+import { abortedError } from '../src/util/abort.js';
 import { newId } from '../src/util/ids.js';
 import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
 import { isAnswerOf, SECRET_METHODS, timeoutFor, WRITE_METHODS } from '../src/client/methods.js';
@@ -58,7 +59,11 @@ type FromLeader =
   | { t: 'done'; seq: number; value?: unknown; error?: WireError };
 
 /** From one follower to the leader, on their pair channel. `stack`: the caller opted in to error stacks. */
-type ToLeader = { t: 'call'; seq: number; method: string; args: unknown[]; retry: boolean; stack: boolean } | { t: 'ping'; n: number };
+type ToLeader =
+  | { t: 'call'; seq: number; method: string; args: unknown[]; retry: boolean; stack: boolean }
+  | { t: 'ping'; n: number }
+  /** The follower's page aborted call `seq` (its signal, or its timeout): the leader aborts the signal it runs with. */
+  | { t: 'abort'; seq: number };
 type Call = Extract<ToLeader, { t: 'call' }>;
 type Done = Extract<FromLeader, { t: 'done' }>;
 
@@ -72,6 +77,8 @@ interface Pending {
   sentTo: string | null;
   timeoutMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** The caller's signal: aborting it posts `abort` to the leader the call was sent to. */
+  signal: AbortSignal | undefined;
 }
 
 interface Peer {
@@ -182,6 +189,8 @@ class Member implements Host {
   private rejected = 0;
   /** Calls this worker is running for followers: a closing leader finishes them before letting go. */
   private readonly serving = new InFlight();
+  /** As leader: the signals of followers' calls it runs, by follower key and sequence number, for their `abort`. */
+  private readonly running = new Map<string, AbortController>();
   private releaseLock: () => void = () => undefined;
   private failure: unknown = null;
   private closed = false;
@@ -271,19 +280,37 @@ class Member implements Host {
     }, TAKEOVER_RETRY_MS);
   }
 
-  call(method: string, args: unknown[], onProgress?: (progress: Progress) => void): Promise<unknown> {
+  call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry = false, signal?: AbortSignal): Promise<unknown> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(closedError());
-    if (this.host) return this.host.call(method, args, onProgress).then((value) => this.withCount(method, value));
+    if (this.host) return this.host.call(method, args, onProgress, retry, signal).then((value) => this.withCount(method, value));
     // Its secret stays in this tab's worker: never posted to the leader, nor kept to be re-sent after a handover.
     if (SECRET_METHODS.has(method)) return Promise.reject(notLeader(method, this.lockName));
-    return new Promise((resolve, reject) => {
-      const seq = ++this.seq;
+    if (signal?.aborted) return Promise.reject(abortedError(method, signal));
+    const seq = ++this.seq;
+    const onAbort = () => this.abortCall(seq);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const answer = new Promise((resolve, reject) => {
       const timeoutMs = timeoutFor(method, this.options.timeouts);
-      this.pending.set(seq, { method, args, onProgress, resolve, reject, sentTo: null, timeoutMs, timer: undefined });
+      this.pending.set(seq, { method, args, onProgress, resolve, reject, sentTo: null, timeoutMs, timer: undefined, signal });
       this.arm(seq);
       this.send(seq);
     });
+    return answer.finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  /**
+   * The caller aborted call `seq`: one not sent yet ends here with ABORTED (nothing of it reached a leader); one sent
+   * is aborted in the leader, whose answer (ABORTED, or the value of a call past its commit) ends it.
+   */
+  private abortCall(seq: number): void {
+    const call = this.pending.get(seq);
+    if (!call) return;
+    if (call.sentTo === null) {
+      this.pending.delete(seq);
+      clearTimeout(call.timer);
+      call.reject(abortedError(call.method, call.signal));
+    } else if (this.leader?.id === call.sentTo) this.post(this.leader.channel, { t: 'abort', seq } satisfies ToLeader);
   }
 
   async close(): Promise<void> {
@@ -371,7 +398,7 @@ class Member implements Host {
     for (const [seq, call] of this.pending) {
       this.pending.delete(seq);
       clearTimeout(call.timer);
-      this.host.call(call.method, call.args, call.onProgress, call.sentTo !== null).then((value) => call.resolve(this.withCount(call.method, value)), call.reject);
+      this.host.call(call.method, call.args, call.onProgress, call.sentTo !== null, call.signal).then((value) => call.resolve(this.withCount(call.method, value)), call.reject);
     }
     this.announce();
     this.onLeader();
@@ -441,6 +468,8 @@ class Member implements Host {
     if (!call) return;
     clearTimeout(call.timer);
     call.timer = setTimeout(() => {
+      // The leader stops the call where it still can, as the caller's signal would.
+      if (call.sentTo !== null && this.leader?.id === call.sentTo) this.post(this.leader.channel, { t: 'abort', seq } satisfies ToLeader);
       this.pending.delete(seq);
       call.reject(timeoutError(call.method, call.timeoutMs, 'the tab holding the database'));
       // The leader may be gone without a word (or announcements were drowned out): look for it again.
@@ -741,6 +770,7 @@ class Member implements Host {
     if (!this.host) return;
     peer.lastUsed = performance.now();
     if (data.t === 'ping') this.post(peer.channel, { t: 'pong', n: data.n } satisfies FromLeader);
+    else if (data.t === 'abort') this.running.get(`${peerId}:${data.seq}`)?.abort();
     else this.serve(this.host, peerId, peer, data);
   }
 
@@ -767,8 +797,12 @@ class Member implements Host {
     }
     if (!answer) {
       const onProgress = (progress: Progress) => this.post(channel(), { t: 'progress', seq, progress } satisfies FromLeader);
+      // Its signal, for the follower's `abort` (registered before the call starts, which is before any abort of it).
+      const key = `${peerId}:${seq}`;
+      const controller = new AbortController();
+      this.running.set(key, controller);
       // host.call refuses any method outside the Memory API with INVALID_INPUT; `unlock` is this file's own.
-      const run = method === UNLOCK ? this.unlockFor(peer, args) : host.call(method, args, onProgress, retry);
+      const run = (method === UNLOCK ? this.unlockFor(peer, args) : host.call(method, args, onProgress, retry, controller.signal)).finally(() => this.running.delete(key));
       answer = run.then(
         (value): Done => ({ t: 'done', seq, value }),
         (error: unknown): Done => ({ t: 'done', seq, error: toWireError(error, stack) }),
@@ -957,6 +991,7 @@ function isFromLeader(data: unknown): data is FromLeader {
 
 function isToLeader(data: unknown): data is ToLeader {
   if (isObject(data) && data.t === 'ping') return isSeq(data.n);
+  if (isObject(data) && data.t === 'abort') return isSeq(data.seq);
   return (
     isObject(data) &&
     data.t === 'call' &&

@@ -25,7 +25,8 @@ import {
   type RemoteSearchOptions,
   type WorkerApi,
 } from './protocol.js';
-import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from './methods.js';
+import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, takeSignal, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from './methods.js';
+import { checkSignal, throwIfAborted, unlessAborted } from '../util/abort.js';
 import { checkEmbedderOptionKeys } from '../embedder/options.js';
 import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
@@ -63,9 +64,11 @@ export interface MemoryOptions extends Partial<ForwardedOptions> {
   /** Milliseconds a read (`search`, `get`, `timeline`, `count`, `export`, `related`, `why`, `status`) may go unanswered before it rejects with TIMEOUT. Default 30,000. */
   callTimeoutMs?: number;
   /**
-   * Milliseconds a write (`add`, `import`, `update`, `remove`, `pin`, `link`, `unlink`) may go unanswered before it
-   * rejects with TIMEOUT; each progress event of `add`/`import` restarts it. Default 120,000. A write that timed out
-   * may still complete (it may have been waiting behind another tab's long write).
+   * Milliseconds a write (`add`, `import`, `update`, `remove`, `pin`, `link`, `unlink`, `remember`, `consolidate`)
+   * may go unanswered before it rejects with TIMEOUT; each progress event of `add`/`import` restarts it. Default
+   * 120,000. A timed-out `add`, `import`, `remember` or `consolidate` is aborted in the worker as its `signal` would be:
+   * it is stored only if it had reached its commit. Another timed-out write may still complete (it may have been
+   * waiting behind another tab's long write).
    */
   writeTimeoutMs?: number;
   /** Milliseconds `createMemory` may take to open (or join the tab holding the database), and `close()` to finish, before TIMEOUT. Default 120,000. */
@@ -103,6 +106,12 @@ export interface MemoryOptions extends Partial<ForwardedOptions> {
    * Default none: never locks.
    */
   lockAfterIdleMs?: number | null;
+  /**
+   * Aborts opening (spawning the worker, opening the database or joining the tab that holds it): `createMemory`
+   * rejects with ABORTED, the worker it spawned is ended (one passed as `worker` is told to close). After the open it
+   * does nothing: the model loads in the worker after that, and `close()` ends it. Default none.
+   */
+  signal?: AbortSignal;
 }
 
 /** Every `createMemory` option, checked against `MemoryOptions` at compile time; any other name is refused. */
@@ -122,6 +131,7 @@ export const MEMORY_OPTION_KEYS = keysOf<MemoryOptions>({
   reranker: true,
   encryption: true,
   lockAfterIdleMs: true,
+  signal: true,
   limits: true,
   learning: true,
   lexical: true,
@@ -176,14 +186,19 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     throw new EngramError(ErrorCode.WORKER_FAILED, "createMemory runs in a browser (it spawns a Web Worker, and this runtime has no Worker): in Node, import { createEngine, openNodeStore } from 'engram/node'", { details: { runtime: 'no Worker' } });
   }
   const { name = 'engram', storage = 'auto', embedder = {}, search = {}, persist = true, debug = false, encryption = null } = options;
+  const openSignal = checkSignal(options.signal, 'createMemory');
   checkRemoteSearchOptions(search);
   if (embedder !== null) checkEmbedderOptionKeys(embedder);
+  if (embedder !== null && typeof embedder === 'object' && 'signal' in embedder) {
+    throw invalidInput("createMemory: embedder.signal has no effect (the model loads in the worker after the open): pass signal to createMemory, which covers the open", { key: 'embedder.signal', suggestion: 'signal' });
+  }
   checkForwardedOptions(options);
   if (encryption !== null) checkEncryption(encryption);
   const lockAfterIdleMs = options.lockAfterIdleMs == null ? null : checkTimeout('lockAfterIdleMs', options.lockAfterIdleMs, 0);
   if (lockAfterIdleMs !== null && (encryption === null || storage === 'memory')) throw invalidInput('lockAfterIdleMs needs encryption and a stored database: a lock forgets the key, and only an encrypted database has one');
   const llm = checkLanguageModel(options.llm);
   const reranker = checkReranker(options.reranker);
+  throwIfAborted(openSignal, 'createMemory');
   const timeouts: CallTimeouts = {
     callMs: checkTimeout('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
     writeMs: checkTimeout('writeTimeoutMs', options.writeTimeoutMs, DEFAULT_WRITE_TIMEOUT_MS),
@@ -204,17 +219,23 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     await withTimeout(
       () =>
         guard(
-          remote.open(
-            { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, encryption, lockAfterIdleMs, ...forwardedOptions(options) },
-            onModelProgress && Comlink.proxy(onModelProgress),
-            llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
-            reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
+          unlessAborted(
+            remote.open(
+              { name, storage, embedder: embedder === null ? null : embedderOptions, search, timeouts, debug: debug === true, encryption, lockAfterIdleMs, ...forwardedOptions(options) },
+              onModelProgress && Comlink.proxy(onModelProgress),
+              llm ? Comlink.proxy(pageCompletion(llm)) : undefined,
+              reranker ? Comlink.proxy(pageReranker(reranker)) : undefined,
+            ),
+            openSignal,
+            'createMemory',
           ),
         ),
       'open',
       timeouts.openMs,
     );
   } catch (error) {
+    // A worker the app passed is the app's to end: told to close (after its open settles), so it holds no database.
+    if (!ownWorker && openSignal?.aborted) void remote.close().catch(() => undefined);
     remote[Comlink.releaseProxy]();
     if (ownWorker) worker.terminate();
     throw error;
@@ -223,15 +244,22 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
   let closing: Promise<void> | null = null;
   /** Calls sent and not yet answered: close() waits for them. */
   const inFlight = new InFlight();
-  const call = <M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: AddOptions['onProgress']): Promise<WireResult<M>> => {
+  /** The number of the last call sent, which `remote.abort` names. */
+  let callIds = 0;
+  const call = <M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: AddOptions['onProgress'], signal?: AbortSignal): Promise<WireResult<M>> => {
     if (closing) return Promise.reject(closedError());
     try {
       checkWireDepth(method, args);
+      throwIfAborted(signal, method);
     } catch (error) {
       return Promise.reject(error);
     }
     // A method with progress always reports it to this side, so a long call that is moving does not time out.
     const reportsProgress = MEMORY_METHODS[method].progress;
+    const callId = ++callIds;
+    // The worker stops the call where it still can, and answers ABORTED, or the value of a call past its commit.
+    const abort = () => void remote.abort(callId).catch(() => undefined);
+    signal?.addEventListener('abort', abort, { once: true });
     const run = withTimeout(
       (progressed) => {
         const relay = reportsProgress
@@ -240,12 +268,13 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
               onProgress?.(progress);
             })
           : undefined;
-        return guard(remote.call(method, args, relay) as Promise<WireResult<M>>);
+        return guard(remote.call(method, args, relay, callId) as Promise<WireResult<M>>);
       },
       method,
       timeoutFor(method, timeouts),
+      abort,
     );
-    return inFlight.track(run);
+    return inFlight.track(run.finally(() => signal?.removeEventListener('abort', abort)));
   };
 
   /** A worker method of its own (not a Memory method through `call`), under the same closing and timeout rules. */
@@ -265,9 +294,15 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
       } catch (error) {
         return Promise.reject(error);
       }
-      // `{ onProgress }` follows the arguments; its callback travels apart from them.
+      // `{ onProgress, signal }` follows the arguments (or `signal` is in the options): both stay on this side.
       const onProgress = spec.progress ? (given[max] as AddOptions | null | undefined)?.onProgress : undefined;
-      return call(method, args as WireArgs<MethodName>, onProgress);
+      let sent: { args: unknown[]; signal: AbortSignal | undefined };
+      try {
+        sent = takeSignal(method, args, given[max]);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return call(method, sent.args as WireArgs<MethodName>, onProgress, sent.signal);
     };
   };
   const methods = Object.fromEntries(METHOD_NAMES.map((method) => [method, forward(method)])) as unknown as Pick<Memory, MethodName>;
@@ -346,15 +381,19 @@ function checkTimeout(option: string, value: unknown, fallback: number): number 
 }
 
 /**
- * Runs `start` and rejects with TIMEOUT if it has not settled within `ms`; the `progressed` callback handed to
- * `start` restarts the clock. The worker keeps its own clock for calls it forwards to another tab.
+ * Runs `start` and rejects with TIMEOUT if it has not settled within `ms`, then calls `onTimeout` (which aborts the
+ * call in the worker); the `progressed` callback handed to `start` restarts the clock. The worker keeps its own
+ * clock for calls it forwards to another tab.
  */
-export function withTimeout<T>(start: (progressed: () => void) => Promise<T>, method: string, ms: number): Promise<T> {
+export function withTimeout<T>(start: (progressed: () => void) => Promise<T>, method: string, ms: number, onTimeout?: () => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => reject(timeoutError(method, ms, 'the Engram worker')), ms);
+      timer = setTimeout(() => {
+        reject(timeoutError(method, ms, 'the Engram worker'));
+        onTimeout?.();
+      }, ms);
     };
     arm();
     start(arm).then(

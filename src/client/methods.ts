@@ -7,7 +7,8 @@
  */
 import type { Engine } from '../engine/engine.js';
 import { ErrorCode, invalidInput, isEngramError } from '../errors.js';
-import type { MemoryInput } from '../types.js';
+import type { MemoryInput, Progress } from '../types.js';
+import { checkSignal } from '../util/abort.js';
 import { describeValue } from '../util/describe.js';
 import { checkSearchOptionKeys } from '../search/option-keys.js';
 
@@ -34,6 +35,12 @@ export interface MethodSpec {
    * proxy, or as progress messages between tabs) and each event restarts the call's timeout.
    */
   readonly progress: boolean;
+  /**
+   * The call takes `signal` (an AbortSignal): in the trailing `{ onProgress, signal }` of a method with progress, else
+   * in its last argument (its options). The signal stays in the page, which sends `abort(callId)` when it aborts
+   * (WorkerApi.abort); the worker that runs the call hands its own signal to the engine (worker/host.ts).
+   */
+  readonly abortable?: true;
   /** The arguments that travel, by name, in order; optional ones (`?`) come last. */
   readonly args: Readonly<Record<string, Shape>>;
   /** What the answer must look like when it comes back from another tab. */
@@ -68,7 +75,7 @@ export interface CallingTab {
 
 export const MEMORY_METHODS = {
   // Ids are given in the calling tab, so that a call re-sent to another tab's worker cannot add twice.
-  add: { kind: 'write', timeout: 'write', progress: true, args: { input: 'object|array' }, answer: 'ids', inTab: ([input], tab) => [withIds(input, tab)], retried: retriedAdd },
+  add: { kind: 'write', timeout: 'write', progress: true, abortable: true, args: { input: 'object|array' }, answer: 'ids', inTab: ([input], tab) => [withIds(input, tab)], retried: retriedAdd },
   search: {
     kind: 'read',
     timeout: 'call',
@@ -88,13 +95,13 @@ export const MEMORY_METHODS = {
   pin: { kind: 'write', timeout: 'write', progress: false, args: { id: 'string', pinned: 'boolean?' }, answer: 'object' },
   count: { kind: 'read', timeout: 'call', progress: false, args: {}, answer: 'number' },
   export: { kind: 'read', timeout: 'call', progress: false, args: {}, answer: 'array' },
-  import: { kind: 'write', timeout: 'write', progress: true, args: { records: 'array' }, answer: 'ids' },
+  import: { kind: 'write', timeout: 'write', progress: true, abortable: true, args: { records: 'array' }, answer: 'ids' },
   related: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string' }, answer: 'array' },
   link: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string', options: 'object?' }, answer: 'object' },
   unlink: { kind: 'write', timeout: 'write', progress: false, args: { from: 'string', to: 'string', kind: 'string?' }, answer: 'number' },
   why: { kind: 'read', timeout: 'call', progress: false, args: { id: 'string', options: 'object?' }, answer: 'object' },
-  remember: { kind: 'write', timeout: 'write', progress: false, args: { conversation: 'string|array', options: 'object?' }, answer: 'object' },
-  consolidate: { kind: 'write', timeout: 'write', progress: false, args: { options: 'object?' }, answer: 'object' },
+  remember: { kind: 'write', timeout: 'write', progress: false, abortable: true, args: { conversation: 'string|array', options: 'object?' }, answer: 'object' },
+  consolidate: { kind: 'write', timeout: 'write', progress: false, abortable: true, args: { options: 'object?' }, answer: 'object' },
   syncNow: { kind: 'write', timeout: 'write', progress: false, args: {}, answer: 'object' },
   rotateSyncKey: { kind: 'write', timeout: 'write', progress: false, args: { next: 'object' }, answer: 'object', secret: true },
 } as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
@@ -161,6 +168,40 @@ export const WRITE_METHODS: ReadonlySet<string> = new Set<string>(METHOD_NAMES.f
 
 /** Methods whose entry says `secret`: run only where they were called, in the tab holding the database. */
 export const SECRET_METHODS: ReadonlySet<string> = new Set<string>(METHOD_NAMES.filter((method) => (MEMORY_METHODS[method] as MethodSpec).secret === true));
+
+/**
+ * The page's side of `signal`: the call's signal (checked: INVALID_INPUT for anything but an AbortSignal) and the
+ * arguments without it, since an AbortSignal cannot be cloned. `args` are the declared ones, `trailing` what follows
+ * them (`{ onProgress, signal }` of a method with progress).
+ */
+export function takeSignal(method: MethodName, args: unknown[], trailing: unknown): { args: unknown[]; signal: AbortSignal | undefined } {
+  const spec: MethodSpec = MEMORY_METHODS[method];
+  if (!spec.abortable) return { args, signal: undefined };
+  if (spec.progress) return { args, signal: checkSignal((trailing as { signal?: unknown } | null | undefined)?.signal, method) };
+  const { max } = SIGNATURES[method];
+  const options = args[max - 1];
+  if (typeof options !== 'object' || options === null || !('signal' in options)) return { args, signal: undefined };
+  const { signal, ...rest } = options as { signal?: unknown };
+  const sent = args.slice();
+  sent[max - 1] = rest;
+  return { args: sent, signal: checkSignal(signal, method) };
+}
+
+/**
+ * The worker's side: the arguments `engine[method]` is called with, the worker's own `signal` put back where the
+ * page took the caller's from; `onProgress` goes in the trailing options of a method with progress.
+ */
+export function engineArgs(method: MethodName, args: readonly unknown[], onProgress: ((progress: Progress) => void) | undefined, signal: AbortSignal | undefined): unknown[] {
+  const spec: MethodSpec = MEMORY_METHODS[method];
+  const { max } = SIGNATURES[method];
+  const given = signal && spec.abortable ? { signal } : {};
+  // `{ onProgress }` goes after every declared argument, those left out included.
+  if (spec.progress) return [...Array.from({ length: max }, (_, i) => args[i]), { onProgress, ...given }];
+  if (!signal || !spec.abortable) return [...args];
+  const padded = Array.from({ length: max }, (_, i) => args[i]);
+  padded[max - 1] = { ...(padded[max - 1] as object | undefined), signal };
+  return padded;
+}
 
 /** How long a call may go unanswered, as the page chose (plain data, sent to the worker at open). */
 export interface CallTimeouts {

@@ -266,7 +266,16 @@ export interface WorkerApi {
    * the worker releases them when it closes.
    */
   open(options: WorkerOpenOptions, onModelProgress?: EmbedderOptions['onProgress'], llm?: PageCompletion, reranker?: PageReranker): Promise<void>;
-  call<M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: (progress: Progress) => void): Promise<WireResult<M>>;
+  /** `callId`: the page's number for this call, which `abort` names (one Memory never reuses one while it runs). */
+  call<M extends MethodName>(method: M, args: WireArgs<M>, onProgress?: (progress: Progress) => void, callId?: number): Promise<WireResult<M>>;
+  /**
+   * Aborts the call of `callId` (its `signal` aborted, or its timeout passed on the page): the worker aborts its
+   * signal, which stops the call where it still can, and the call answers as it ends (ABORTED, or its value when it
+   * was past its commit). Unknown ids are ignored: the call has been answered. An id on the call's own port rather
+   * than a MessagePort per call: it arrives after the call it names (one port keeps order), no port is opened and
+   * closed per call, and the same id travels on between tabs (worker/leader.ts), where a port cannot.
+   */
+  abort(callId: number): Promise<void>;
   status(): Promise<MemoryStatus>;
   /** Re-wraps the database's key for a new passphrase, in this worker (the passphrases never travel to another tab). */
   changePassphrase(current: string, next: string): Promise<void>;

@@ -24,6 +24,7 @@ import {
   type ResolvedEmbedderOptions,
   type VectorSpaceParts,
 } from './options.js';
+import { checkSignal, throwIfAborted, unlessAborted } from '../util/abort.js';
 import { defaultModelPath, IS_NODE } from './platform.js';
 import { loadModel, type LoadedModel } from './runtime.js';
 
@@ -39,6 +40,20 @@ import { loadModel, type LoadedModel } from './runtime.js';
  * ```
  */
 export async function createEmbedder(options: EmbedderOptions = {}): Promise<LocalEmbedder> {
+  const signal = checkSignal((options as EmbedderOptions | null | undefined)?.signal, 'createEmbedder');
+  throwIfAborted(signal, 'createEmbedder');
+  const loading = loadEmbedder(options);
+  if (!signal) return loading;
+  try {
+    return await unlessAborted(loading, signal, 'createEmbedder');
+  } catch (error) {
+    // ONNX Runtime cannot stop a session mid-load: what loads after the abort is let go as soon as it is there.
+    if (signal.aborted) void loading.then((late) => late.dispose(), () => undefined);
+    throw error;
+  }
+}
+
+async function loadEmbedder(options: EmbedderOptions): Promise<LocalEmbedder> {
   const started = performance.now();
   const { resolved, location } = locate(options);
   const remote = resolved.allowRemote ? { remoteRevision: resolved.revision ?? 'main' } : {};

@@ -102,12 +102,17 @@ export interface EmbedderOptions {
   wasmPaths?: WasmPaths;
   /** Browser only: keep the `'auto'` calibration result in IndexedDB (per origin, model and browser). Default: true. */
   rememberDevice?: boolean;
+  /**
+   * Aborts loading: `createEmbedder` rejects with ABORTED at once, and a model that finishes loading after that is
+   * disposed. Not a `createMemory` embedder option (its own `signal` covers its open; the model loads after). Default none.
+   */
+  signal?: AbortSignal;
 }
 
 /** Options that come from the model when not given stay undefined here. */
 type ModelDerived = 'dtype' | 'pooling' | 'prompts' | 'dimensions' | 'maxTokens' | 'revision';
 
-export type ResolvedEmbedderOptions = Required<Omit<EmbedderOptions, 'onProgress' | 'wasmPaths' | 'modelPath' | ModelDerived>> &
+export type ResolvedEmbedderOptions = Required<Omit<EmbedderOptions, 'onProgress' | 'wasmPaths' | 'modelPath' | 'signal' | ModelDerived>> &
   Pick<EmbedderOptions, 'onProgress' | 'wasmPaths' | ModelDerived> & { modelPath: string };
 
 /** What a text longer than the model's length becomes (`EmbedderOptions.longText`). */
@@ -147,6 +152,7 @@ export const EMBEDDER_OPTION_KEYS = keysOf<EmbedderOptions>({
   wasmPaths: true,
   rememberDevice: true,
   longText: true,
+  signal: true,
 } satisfies KeySet<EmbedderOptions>);
 
 /** INVALID_INPUT for an option `createEmbedder` does not have (`{ modelId }` would load the built-in model). */
@@ -158,7 +164,8 @@ export function checkEmbedderOptionKeys(options: unknown): void {
 export function resolveEmbedderOptions(options: EmbedderOptions, defaultModelPath: string): ResolvedEmbedderOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('embedder options must be an object');
   checkEmbedderOptionKeys(options);
-  const resolved = { ...EMBEDDER_DEFAULTS, ...definedOnly(options) };
+  const { signal: _signal, ...given } = options;
+  const resolved = { ...EMBEDDER_DEFAULTS, ...definedOnly(given) };
   if (typeof resolved.model !== 'string' || resolved.model.trim() === '') throw invalidInput('embedder model must be a non-empty string');
   if (!DEVICES.includes(resolved.device)) throw invalidInput(`embedder device must be one of ${DEVICES.join(', ')}`, { device: resolved.device });
   if (resolved.dtype !== undefined && !DTYPES.includes(resolved.dtype)) throw invalidInput(`embedder dtype must be one of ${DTYPES.join(', ')}`, { dtype: resolved.dtype });

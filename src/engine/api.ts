@@ -7,12 +7,21 @@ import type {
 } from '../types.js';
 
 export interface AddOptions {
-  /** Called after each embedded batch: memories done so far out of the call's total. */
+  /** Called after each embedded batch: memories done so far out of the call's total (the last one once stored). */
   onProgress?(progress: Progress): void;
+  /**
+   * Aborts the call until its one atomic store write begins (checked before each embedding batch and before the
+   * write): it then rejects with ABORTED and nothing of it was stored. An abort after that point is too late: the
+   * call resolves as usual. Default none.
+   */
+  signal?: AbortSignal;
 }
 
 export interface Engine {
-  /** Stores memories; returns their ids in input order. Atomic: every item is stored or none is. */
+  /**
+   * Stores memories; returns their ids in input order. Atomic: every item is stored or none is. `signal` aborts it
+   * until that one write (ABORTED, nothing stored); `onProgress` reaches its total once the write is done.
+   */
   add(input: MemoryInput | MemoryInput[], opts?: AddOptions): Promise<string[]>;
   search(query: string, options?: Partial<SearchOptions>): Promise<SearchResult>;
   /** A copy of the memory, or null when there is none with this id. */
@@ -32,7 +41,7 @@ export interface Engine {
   count(): Promise<number>;
   /** Every record (copies, plain data), re-importable with `import`. */
   export(): Promise<MemoryRecord[]>;
-  /** Upserts records (as exported, or plain inputs); atomic like `add`. Returns ids in input order. */
+  /** Upserts records (as exported, or plain inputs); atomic like `add`, and aborted like it. Returns ids in input order. */
   import(records: (MemoryRecord | MemoryInput)[], opts?: AddOptions): Promise<string[]>;
   /** Waits for queued writes (touch bookkeeping, re-indexing batches already started). */
   flush(): Promise<void>;
@@ -62,13 +71,14 @@ export interface Engine {
    * memories: add it, supersede the memory it updates or contradicts, or reinforce the one that already says it.
    * New facts link `derives_from` to their turns, stored as memories of kind 'turn' (unless `storeTurns: false`).
    * Without a model, or when it fails, times out or answers off the JSON shape, the turns are stored and
-   * `fallback` says why. INVALID_INPUT for a conversation or options of another shape.
+   * `fallback` says why. INVALID_INPUT for a conversation or options of another shape. `options.signal` goes to the
+   * model and aborts the call until its one write: ABORTED, and nothing (not even the turns) was stored.
    */
   remember(conversation: string | ConversationMessage[], options?: RememberOptions): Promise<RememberResult>;
   /**
    * Folds near-duplicates (calibrated cosine ≥ the supersede threshold) into the newest; with the engine's language
    * model, also summarises clusters of related memories into one memory that supersedes them and derives from each.
-   * Nothing is deleted: deep recall and `why` still reach every original.
+   * Nothing is deleted: deep recall and `why` still reach every original. `options.signal` as for `remember`.
    */
   consolidate(options?: ConsolidateOptions): Promise<ConsolidateResult>;
   /** How many memories, core memories, associations and provenance links the engine holds. */

@@ -11,6 +11,7 @@ import { askLlm, errorText } from '../search/llm-stage.js';
 import type { LanguageModel } from '../llm/types.js';
 import type { RecordSummary } from '../store/store.js';
 import type { ConsolidateOptions, ConsolidateResult, FormationFallback, Link, MemoryRecord } from '../types.js';
+import { checkSignal, throwIfAborted, type CallAbort } from '../util/abort.js';
 import { describeValue } from '../util/describe.js';
 import type { VectorIndex } from '../vector/vector-index.js';
 import type { AssociationGraph } from './associations.js';
@@ -46,20 +47,23 @@ interface Resolved {
   maxClusters: number;
   timeoutMs: number;
   supersedePinned: boolean;
+  signal: AbortSignal | undefined;
 }
 
 export async function consolidate(parts: ConsolidationParts, options: unknown = {}): Promise<ConsolidateResult> {
   const started = performance.now();
   const opts = checkConsolidateOptions(options);
+  const abort: CallAbort = { signal: opts.signal, method: 'consolidate' };
   const tally = new TokenTally();
   const now = parts.clock();
-  const change: FormationWrite = { created: [], supersede: new Map(), links: [], reinforce: [], supersedePinned: opts.supersedePinned };
+  const change: FormationWrite = { created: [], supersede: new Map(), links: [], reinforce: [], supersedePinned: opts.supersedePinned, abort };
   const index = parts.index;
   // Newest first: a memory folds the older near-duplicates it finds, and a seed gathers a cluster around it.
   const live = [...parts.records.summaryValues()].filter((s) => s.supersededBy === undefined && index?.has(s.id)).sort((a, b) => b.createdAt - a.createdAt);
   const baseline = parts.calibrate && index ? index.meanPairwiseCosine() : 0;
 
   if (index && parts.supersedeThreshold !== false) await fold(index, live, passingFloor(parts.supersedeThreshold, baseline), change.supersede);
+  throwIfAborted(abort.signal, abort.method);
 
   let fallback: FormationFallback | undefined;
   const summaries: ConsolidateResult['summaries'] = [];
@@ -76,6 +80,7 @@ export async function consolidate(parts: ConsolidationParts, options: unknown = 
         timeoutMs: opts.timeoutMs,
         responseConstraint: SUMMARIZE_SCHEMA,
         parse: parseSummary,
+        abort,
       });
       tally.add(answer.usage);
       if (!answer.ok) {
@@ -165,7 +170,7 @@ async function vectorsOf(index: VectorIndex, ids: readonly string[]): Promise<Fl
 function checkConsolidateOptions(options: unknown): Resolved {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput(`consolidate options must be an object, got ${describeValue(options)}`);
   const o = options as ConsolidateOptions;
-  const { summarize = true, clusterSimilarity = 0.5, minCluster = 3, maxCluster = 8, maxClusters = 10, timeoutMs = FORMATION_TIMEOUT_MS, supersedePinned = false } = o;
+  const { summarize = true, clusterSimilarity = 0.5, minCluster = 3, maxCluster = 8, maxClusters = 10, timeoutMs = FORMATION_TIMEOUT_MS, supersedePinned = false, signal } = o;
   if (typeof summarize !== 'boolean') throw invalidInput(`consolidate option summarize must be a boolean, got ${describeValue(summarize)}`);
   if (typeof supersedePinned !== 'boolean') throw invalidInput(`consolidate option supersedePinned must be a boolean, got ${describeValue(supersedePinned)}`);
   if (typeof clusterSimilarity !== 'number' || !Number.isFinite(clusterSimilarity)) throw invalidInput(`consolidate option clusterSimilarity must be a number, got ${describeValue(clusterSimilarity)}`);
@@ -173,7 +178,7 @@ function checkConsolidateOptions(options: unknown): Resolved {
     if (!Number.isInteger(value) || (value as number) < min || (value as number) > 1000) throw invalidInput(`consolidate option ${name} must be an integer from ${min} to 1000, got ${describeValue(value)}`);
     return value as number;
   };
-  const resolved = { summarize, clusterSimilarity, minCluster: int(minCluster, 'minCluster', 2), maxCluster: int(maxCluster, 'maxCluster', 2), maxClusters: int(maxClusters, 'maxClusters', 0), timeoutMs: checkTimeout(timeoutMs, 'consolidate'), supersedePinned };
+  const resolved = { summarize, clusterSimilarity, minCluster: int(minCluster, 'minCluster', 2), maxCluster: int(maxCluster, 'maxCluster', 2), maxClusters: int(maxClusters, 'maxClusters', 0), timeoutMs: checkTimeout(timeoutMs, 'consolidate'), supersedePinned, signal: checkSignal(signal, 'consolidate') };
   if (resolved.maxCluster < resolved.minCluster) throw invalidInput(`consolidate option maxCluster (${resolved.maxCluster}) is below minCluster (${resolved.minCluster})`);
   return resolved;
 }

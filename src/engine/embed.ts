@@ -1,6 +1,7 @@
 /** Calling an embedder safely: every failure becomes a coded error, every vector comes back unit-length. */
 import { EngramError, ErrorCode, toEngramError } from '../errors.js';
 import type { Embedder, Progress } from '../types.js';
+import { throwIfAborted, type CallAbort } from '../util/abort.js';
 import { nextTask } from '../util/schedule.js';
 import { normalize } from '../vector/similarity.js';
 
@@ -42,16 +43,22 @@ export async function embedTexts(embedder: Embedder, texts: readonly string[], r
   });
 }
 
-/** Embeds in batches of `batchSize`, reporting progress after each batch and yielding a task between batches. */
+/**
+ * Embeds in batches of `batchSize`, reporting progress after each batch and yielding a task between batches; an
+ * aborted `abort.signal` stops it before the next batch with that method's ABORTED error.
+ */
 export async function embedInBatches(
   embedder: Embedder,
   texts: readonly string[],
   batchSize: number,
   onProgress?: (progress: Progress) => void,
+  abort?: CallAbort,
 ): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   for (let start = 0; start < texts.length; start += batchSize) {
     if (start > 0) await nextTask();
+    // Checked before each batch: a batch already sent to the model runs to its end, the next one never starts.
+    throwIfAborted(abort?.signal, abort?.method ?? 'embed');
     out.push(...(await embedTexts(embedder, texts.slice(start, start + batchSize))));
     onProgress?.({ done: out.length, total: texts.length });
   }

@@ -22,6 +22,7 @@ import type { SyncStatus } from '../sync/sync.js';
 import type {
   Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
 } from '../types.js';
+import { queuedUnlessAborted } from '../util/abort.js';
 import { checkId, newId } from '../util/ids.js';
 import { Serial } from '../util/serial.js';
 import type { AddOptions, Engine, EngineStats, SyncKeyInput } from './api.js';
@@ -164,12 +165,17 @@ class EngramEngine implements Engine {
 
   add(input: MemoryInput | MemoryInput[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return this.afterWrite(this.queue.run(() => this.writes.add(input, opts)));
+    return checkedFirst(() => checkMethodOptionKeys('add', opts), () => this.afterWrite(this.queued(() => this.writes.add(input, opts), opts?.signal, 'add')));
   }
 
   import(input: (MemoryRecord | MemoryInput)[], opts: AddOptions = {}): Promise<string[]> {
     this.checkOpen();
-    return this.afterWrite(this.queue.run(() => this.writes.import(input, opts)));
+    return checkedFirst(() => checkMethodOptionKeys('import', opts), () => this.afterWrite(this.queued(() => this.writes.import(input, opts), opts?.signal, 'import')));
+  }
+
+  /** `task` in the write queue; aborted at once while it waits there (then, when its turn comes, it writes nothing). */
+  private queued<T>(task: () => Promise<T>, signal: AbortSignal | undefined, method: string): Promise<T> {
+    return queuedUnlessAborted((t) => this.queue.run(t), task, signal, method);
   }
 
   update(id: string, patch: MemoryPatch): Promise<MemoryRecord> {
@@ -198,7 +204,8 @@ class EngramEngine implements Engine {
     const { llm, clock, limits, supersedeThreshold, calibrateSimilarity: calibrate } = this.options;
     const { records, associations } = this;
     const write = this.formation.write;
-    return checkedFirst(() => checkMethodOptionKeys('consolidate', options), () => this.formations.run(() => consolidate({ llm, clock, limits, records, index: this.vectors.index, associations, supersedeThreshold, calibrate, write }, options)));
+    const run = () => consolidate({ llm, clock, limits, records, index: this.vectors.index, associations, supersedeThreshold, calibrate, write }, options);
+    return checkedFirst(() => checkMethodOptionKeys('consolidate', options), () => queuedUnlessAborted((t) => this.formations.run(t), run, options?.signal, 'consolidate'));
   }
 
   /** What formation reads and writes: candidates come from a search that changes nothing (no touch, no model stage). */
@@ -217,8 +224,8 @@ class EngramEngine implements Engine {
         const { hits } = await this.search(text, { ...quiet, filter, k: k * (home.project === undefined ? 4 : 2) });
         return hits.map((hit) => hit.memory).filter((m) => m.kind !== TURN_KIND && m.supersededBy === undefined && sameHome(m, home)).slice(0, k);
       },
-      write: (change: FormationWrite) => this.queue.run(() => writeFormation({ ...parts, apply }, change)),
-      exclusive: (task) => this.formations.run(task),
+      write: (change: FormationWrite) => this.queued(() => writeFormation({ ...parts, apply }, change), change.abort?.signal, change.abort?.method ?? 'write'),
+      exclusive: (task, abort) => queuedUnlessAborted((t) => this.formations.run(t), task, abort?.signal, abort?.method ?? 'write'),
     };
   }
 

@@ -8,6 +8,7 @@
 import type { PackedVectors, StoreWrite } from '../store/store.js';
 import { reinforced, type LearningOptions } from '../search/reinforce.js';
 import type { FormationSkip, Link, MemoryRecord } from '../types.js';
+import { throwIfAborted } from '../util/abort.js';
 import { cloneRecord } from './copy.js';
 import { sameHome, type FormationWrite, type FormationWritten } from './formation.js';
 import type { LinkGraph } from './links.js';
@@ -32,7 +33,7 @@ export async function writeFormation(parts: FormationWriteParts, change: Formati
   const { records, queue, vectors: vectorState, links: linkGraph } = parts;
   const now = parts.clock();
   const created = change.created;
-  const vectors = created.length > 0 ? await vectorState.embedAll(created) : null;
+  const vectors = created.length > 0 ? await vectorState.embedAll(created, undefined, undefined, change.abort) : null;
   const plan = created.length > 0 ? await vectorState.supersede(created, vectors) : { batch: [], stored: [] };
   const batch = plan.batch;
   const newIds = new Set(batch.map((r) => r.id));
@@ -66,6 +67,8 @@ export async function writeFormation(parts: FormationWriteParts, change: Formati
   }
   const exists = (id: string) => newIds.has(id) || records.has(id);
   const links: Link[] = change.links.filter((link) => exists(link.from) && exists(link.to) && link.from !== link.to);
+  // The last point the caller's abort is honoured: from the commit on, the call completes.
+  throwIfAborted(change.abort?.signal, change.abort?.method ?? 'write');
   if (batch.length === 0 && changed.size === 0 && links.length === 0) return { superseded, refused };
   const write: StoreWrite = { put: [...batch, ...changed.values()] };
   const packed: PackedVectors | undefined = vectorState.pack(batch, vectors);

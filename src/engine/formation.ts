@@ -10,6 +10,7 @@
 import { invalidInput } from '../errors.js';
 import { askLlm, errorText, type LlmFailure, type TokenUsage } from '../search/llm-stage.js';
 import type { LanguageModel } from '../llm/types.js';
+import { checkSignal, type CallAbort } from '../util/abort.js';
 import type {
   ConversationMessage, FormationDecision, FormationFallback, FormationSkip, FormationTokens, Link, MemoryRecord, RememberOptions, RememberResult,
 } from '../types.js';
@@ -50,6 +51,8 @@ export interface FormationWrite {
   links: Link[];
   /** Stored memories counted as retrieved again (a fact already known). */
   reinforce: string[];
+  /** The calling method's signal: honoured until the write's commit (ABORTED then, with nothing written). */
+  abort?: CallAbort;
 }
 
 /** What formation needs of the engine. */
@@ -62,7 +65,7 @@ export interface FormationHost {
   /** Applies the change in one commit. */
   write(change: FormationWrite): Promise<FormationWritten>;
   /** Runs `task` after every formation task before it: a fact is decided against what earlier calls wrote. */
-  exclusive<T>(task: () => Promise<T>): Promise<T>;
+  exclusive<T>(task: () => Promise<T>, abort?: CallAbort): Promise<T>;
 }
 
 /** What a formation write did with the supersede marks asked for: those made (old id → new id) and those refused. */
@@ -102,6 +105,7 @@ export async function remember(host: FormationHost, conversation: unknown, optio
   const started = performance.now();
   const now = host.clock();
   const opts = checkRememberOptions(options, now, host.limits);
+  const abort: CallAbort = { signal: opts.signal, method: 'remember' };
   const turns = readConversation(conversation, opts.at, host.limits);
   const tally = new TokenTally();
   const done = (partial: Omit<RememberResult, 'tokens' | 'ms'>): RememberResult => ({ ...partial, tokens: tally.tokens, ms: performance.now() - started });
@@ -109,7 +113,7 @@ export async function remember(host: FormationHost, conversation: unknown, optio
   const turnRecords = turns.map((t, i) => recordFromInput({ ...home, text: t.content, createdAt: t.at, kind: TURN_KIND, meta: { role: t.role } }, now, host.limits, `remember: messages[${i}]`));
 
   const storeTurnsOnly = async (fallback: FormationFallback): Promise<RememberResult> => {
-    await host.write({ created: turnRecords, supersede: new Map(), links: [], reinforce: [] });
+    await host.write({ created: turnRecords, supersede: new Map(), links: [], reinforce: [], abort });
     const added = turnRecords.map((r) => ({ id: r.id, text: r.text, reason: `stored as said: ${fallback.reason}` }));
     return done({ added, superseded: [], unchanged: [], decisions: [], turns: turnRecords.map((r) => r.id), fallback });
   };
@@ -121,6 +125,7 @@ export async function remember(host: FormationHost, conversation: unknown, optio
     timeoutMs: opts.timeoutMs,
     responseConstraint: EXTRACT_SCHEMA,
     parse: (text) => parseFacts(text, turns.length),
+    abort,
   });
   tally.add(extracted.usage);
   if (!extracted.ok) return storeTurnsOnly(fallbackOf(extracted.failure, extracted.note));
@@ -147,10 +152,10 @@ export async function remember(host: FormationHost, conversation: unknown, optio
   }
   // Decided and written one call at a time: two calls deciding at once would both add the same new fact.
   return host.exclusive(async () => {
-    const decided = await decide(host, facts, home, opts.timeoutMs, tally);
+    const decided = await decide(host, facts, home, opts.timeoutMs, tally, abort);
 
     const stored = opts.storeTurns ? turnRecords : [];
-    const change: FormationWrite = { created: [...stored], supersede: new Map(), links: [], reinforce: [], supersedePinned: opts.supersedePinned };
+    const change: FormationWrite = { created: [...stored], supersede: new Map(), links: [], reinforce: [], supersedePinned: opts.supersedePinned, abort };
     const decisions: FormationDecision[] = [];
     facts.forEach((fact, i) => {
       const { action, target, reason, invalid } = decided[i]!;
@@ -186,7 +191,7 @@ export async function remember(host: FormationHost, conversation: unknown, optio
     const added = decisions.flatMap((d) => (d.id === undefined ? [] : [{ id: d.id, text: d.fact, reason: d.reason }]));
     const unchanged = decisions.flatMap((d) => (d.outcome === 'reinforced' ? [{ id: d.memory!, fact: d.fact, reason: d.reason }] : []));
     return done({ added, superseded, unchanged, decisions, turns: stored.map((r) => r.id) });
-  });
+  }, abort);
 }
 
 interface Decided {
@@ -202,7 +207,7 @@ interface Decided {
  * the facts are added (nothing is lost; supersede on add still folds exact repeats) and each reason says why; a
  * fact whose own decision is off the shape is added, its decision skipped as 'invalid'.
  */
-async function decide(host: FormationHost, facts: readonly (ExtractedFact & { text: string })[], home: Home, timeoutMs: number, tally: TokenTally): Promise<Decided[]> {
+async function decide(host: FormationHost, facts: readonly (ExtractedFact & { text: string })[], home: Home, timeoutMs: number, tally: TokenTally, abort: CallAbort): Promise<Decided[]> {
   const candidates = await Promise.all(facts.map((fact) => host.closest(fact.text, CANDIDATES_PER_FACT, home)));
   let next = 1;
   const labelled = candidates.map((list) => list.map((record) => ({ label: `M${next++}`, record })));
@@ -214,6 +219,7 @@ async function decide(host: FormationHost, facts: readonly (ExtractedFact & { te
     timeoutMs,
     responseConstraint: DECIDE_SCHEMA,
     parse: (text) => parseDecisions(text, labelled.map((list) => list.map((c) => c.label))),
+    abort,
   });
   tally.add(answer.usage);
   if (!answer.ok) return facts.map(() => ({ action: undefined, target: undefined, reason: `added without a decision: ${answer.note}` }));
@@ -253,17 +259,18 @@ interface ResolvedRemember {
   scope: string | undefined;
   supersedePinned: boolean;
   maxFacts: number;
+  signal: AbortSignal | undefined;
 }
 
 function checkRememberOptions(options: unknown, now: number, limits: RecordLimits): ResolvedRemember {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput(`remember options must be an object, got ${describeValue(options)}`);
-  const { storeTurns = true, at, timeoutMs = FORMATION_TIMEOUT_MS, project, scope, supersedePinned = false, maxFacts = MAX_FACTS } = options as RememberOptions;
+  const { storeTurns = true, at, timeoutMs = FORMATION_TIMEOUT_MS, project, scope, supersedePinned = false, maxFacts = MAX_FACTS, signal } = options as RememberOptions;
   if (typeof storeTurns !== 'boolean') throw invalidInput(`remember option storeTurns must be a boolean, got ${describeValue(storeTurns)}`);
   if (typeof supersedePinned !== 'boolean') throw invalidInput(`remember option supersedePinned must be a boolean, got ${describeValue(supersedePinned)}`);
   if (!Number.isInteger(maxFacts) || maxFacts < 0 || maxFacts > 1000) throw invalidInput(`remember option maxFacts must be an integer from 0 to 1000, got ${describeValue(maxFacts)}`);
   // The labels are checked as a memory's are (type, length, well-formed).
   recordFromInput({ text: 'x', ...(project === undefined ? {} : { project }), ...(scope === undefined ? {} : { scope }) }, now, limits, 'remember options');
-  return { storeTurns, at: at === undefined ? now : toEpochMs(at, 'remember option at'), timeoutMs: checkTimeout(timeoutMs, 'remember'), project, scope, supersedePinned, maxFacts };
+  return { storeTurns, at: at === undefined ? now : toEpochMs(at, 'remember option at'), timeoutMs: checkTimeout(timeoutMs, 'remember'), project, scope, supersedePinned, maxFacts, signal: checkSignal(signal, 'remember') };
 }
 
 /** A model call's time limit: a positive number of ms that setTimeout can hold. */

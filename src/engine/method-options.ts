@@ -4,12 +4,15 @@
  * is refused by name with the one meant, before the method runs.
  */
 import type { ConsolidateOptions, ConversationMessage, RememberOptions, TimelineOptions, WhyOptions } from '../types.js';
+import { checkSignal } from '../util/abort.js';
 import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
+import type { AddOptions } from './api.js';
 
 const TIMELINE_KEYS = keysOf<TimelineOptions>({ before: true, after: true } satisfies KeySet<TimelineOptions>);
 const WHY_KEYS = keysOf<WhyOptions>({ depth: true, direction: true } satisfies KeySet<WhyOptions>);
 const LINK_KEYS = keysOf<{ confidence?: number }>({ confidence: true });
-const REMEMBER_KEYS = keysOf<RememberOptions>({ storeTurns: true, at: true, timeoutMs: true, project: true, scope: true, supersedePinned: true, maxFacts: true } satisfies KeySet<RememberOptions>);
+const ADD_KEYS = keysOf<AddOptions>({ onProgress: true, signal: true } satisfies KeySet<AddOptions>);
+const REMEMBER_KEYS = keysOf<RememberOptions>({ storeTurns: true, at: true, timeoutMs: true, project: true, scope: true, supersedePinned: true, maxFacts: true, signal: true } satisfies KeySet<RememberOptions>);
 const MESSAGE_KEYS = keysOf<ConversationMessage>({ role: true, content: true, at: true } satisfies KeySet<ConversationMessage>);
 const CONSOLIDATE_KEYS = keysOf<ConsolidateOptions>({
   summarize: true,
@@ -19,13 +22,21 @@ const CONSOLIDATE_KEYS = keysOf<ConsolidateOptions>({
   maxClusters: true,
   timeoutMs: true,
   supersedePinned: true,
+  signal: true,
 } satisfies KeySet<ConsolidateOptions>);
 
-const METHOD_KEYS = { timeline: TIMELINE_KEYS, why: WHY_KEYS, link: LINK_KEYS, remember: REMEMBER_KEYS, consolidate: CONSOLIDATE_KEYS } as const;
+const METHOD_KEYS = { timeline: TIMELINE_KEYS, why: WHY_KEYS, link: LINK_KEYS, add: ADD_KEYS, import: ADD_KEYS, remember: REMEMBER_KEYS, consolidate: CONSOLIDATE_KEYS } as const;
 
-/** INVALID_INPUT for an option `method` does not have (`{ limit }` for `before`, say). */
+/** The methods whose options take `signal` (an AbortSignal, checked as such). */
+const ABORTABLE: ReadonlySet<string> = new Set(['add', 'import', 'remember', 'consolidate']);
+
+/**
+ * INVALID_INPUT for an option `method` does not have (`{ limit }` for `before`, say), or a `signal` that is not an
+ * AbortSignal.
+ */
 export function checkMethodOptionKeys(method: keyof typeof METHOD_KEYS, options: unknown): void {
-  checkKnownKeys(options, METHOD_KEYS[method], { noun: `${method} option`, aliases: { hops: 'depth', timeout: 'timeoutMs', date: 'at', turns: 'storeTurns' } });
+  checkKnownKeys(options, METHOD_KEYS[method], { noun: `${method} option`, aliases: { hops: 'depth', timeout: 'timeoutMs', date: 'at', turns: 'storeTurns', abortsignal: 'signal', progress: 'onProgress', onprogress: 'onProgress' } });
+  if (ABORTABLE.has(method) && typeof options === 'object' && options !== null) checkSignal((options as { signal?: unknown }).signal, method);
 }
 
 /** INVALID_INPUT for a field a conversation message does not have (`{ text }` for `content`, say). */

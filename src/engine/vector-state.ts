@@ -9,6 +9,7 @@ import type { Embedder, MemoryRecord, Progress } from '../types.js';
 import { memoizeByText } from '../util/memo.js';
 import { nextTask } from '../util/schedule.js';
 import { VectorIndex } from '../vector/vector-index.js';
+import type { CallAbort } from '../util/abort.js';
 import { embedInBatches, embedTexts } from './embed.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { RecordTable } from './record-table.js';
@@ -168,6 +169,7 @@ export class VectorState {
     batch: readonly MemoryRecord[],
     onProgress?: (p: Progress) => void,
     reuse?: (record: MemoryRecord) => Float32Array | undefined,
+    abort?: CallAbort,
   ): Promise<Float32Array[] | null> {
     const embedder = this.current;
     if (!embedder || !this.vectors) {
@@ -191,6 +193,7 @@ export class VectorState {
       todo.map((i) => (batch[i] as MemoryRecord).text),
       this.options.embedBatchSize,
       onProgress && ((p) => onProgress({ done: reused + p.done, total: batch.length })),
+      abort,
     );
     todo.forEach((i, j) => (out[i] = embedded[j]));
     if (todo.length === 0) onProgress?.({ done: batch.length, total: batch.length });

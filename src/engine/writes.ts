@@ -7,6 +7,7 @@ import type { LexicalIndex } from '../lexical/lexical-index.js';
 import type { ThreadIndex } from '../search/thread-index.js';
 import { changesIndexed } from '../store/change-counter.js';
 import type { MemoryInput, MemoryPatch, MemoryRecord, Progress } from '../types.js';
+import { throwIfAborted, type CallAbort } from '../util/abort.js';
 import { checkId } from '../util/ids.js';
 import type { AddOptions } from './api.js';
 import type { AssociationGraph } from './associations.js';
@@ -65,9 +66,13 @@ export class MemoryWrites {
     const created = list.map((item, i) => recordFromInput(item, now, this.options.limits, Array.isArray(input) ? `memory[${i}]` : 'memory'));
     checkDistinct(created, (id) => this.records.has(id));
     if (created.length === 0) return [];
+    const abort: CallAbort = { signal: opts.signal, method: 'add' };
+    throwIfAborted(abort.signal, abort.method);
     const progress = untilWritten(opts.onProgress);
-    const vectors = await this.vectors.embedAll(created, progress.report);
+    const vectors = await this.vectors.embedAll(created, progress.report, undefined, abort);
     const { batch, stored } = await this.vectors.supersede(created, vectors);
+    // The last point an abort is honoured: from the commit on, the call completes.
+    throwIfAborted(abort.signal, abort.method);
     await this.queue.commit({ put: [...batch, ...stored], vectors: this.vectors.pack(batch, vectors) }, () => {
       this.apply(batch, vectors);
       for (const record of stored) this.records.set(record);
@@ -90,11 +95,15 @@ export class MemoryWrites {
       }
     }
     if (batch.length === 0) return [];
+    const abort: CallAbort = { signal: opts.signal, method: 'import' };
+    throwIfAborted(abort.signal, abort.method);
     const pending = this.records.preload(batch.map((r) => r.id));
     if (pending) await pending;
     // Memories already stored with the same text keep their vector; the others are embedded.
     const progress = untilWritten(opts.onProgress);
-    const vectors = await this.vectors.embedAll(batch, progress.report, (r) => this.vectors.reusableVector(r));
+    const vectors = await this.vectors.embedAll(batch, progress.report, (r) => this.vectors.reusableVector(r), abort);
+    // One commit for the whole import: an abort up to here leaves nothing of it stored.
+    throwIfAborted(abort.signal, abort.method);
     await this.queue.commit({ put: batch, vectors: this.vectors.pack(batch, vectors) }, () => this.apply(batch, vectors));
     progress.finish();
     return batch.map((r) => r.id);

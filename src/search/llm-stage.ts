@@ -5,6 +5,7 @@
  */
 import { ErrorCode, isEngramError } from '../errors.js';
 import { raceAbort } from '../llm/abort.js';
+import { abortedError, type CallAbort } from '../util/abort.js';
 import { checkCompletion } from '../llm/completion.js';
 import type { LanguageModel } from '../llm/types.js';
 import { estimateTokens } from './assemble.js';
@@ -44,13 +45,19 @@ interface LlmStageCall<T> {
   parse(text: string): T;
   /** Passed to `complete` as is (the Prompt API's `responseConstraint`, a JSON schema the answer must follow). */
   responseConstraint?: object;
+  /**
+   * The calling method's signal (memory formation): handed to the model with the timeout's, and when it aborts the
+   * call throws that method's ABORTED error instead of answering `{ ok: false }`.
+   */
+  abort?: CallAbort;
 }
 
 /** Calls `llm` once with a timeout, and reads the answer with `parse`. */
 export async function askLlm<T>(llm: LanguageModel, call: LlmStageCall<T>): Promise<LlmAnswer<T>> {
   const promptEstimate = estimateTokens(call.prompt);
   const unanswered: TokenUsage = { promptTokens: promptEstimate, completionTokens: 0 };
-  const settled = await settleWithin((signal) => llm.complete(call.prompt, call.responseConstraint ? { maxTokens: call.maxTokens, signal, responseConstraint: call.responseConstraint } : { maxTokens: call.maxTokens, signal }), call.timeoutMs);
+  const settled = await settleWithin((signal) => llm.complete(call.prompt, call.responseConstraint ? { maxTokens: call.maxTokens, signal, responseConstraint: call.responseConstraint } : { maxTokens: call.maxTokens, signal }), call.timeoutMs, call.abort?.signal);
+  if (settled.kind === 'aborted') throw abortedError(call.abort!.method, call.abort!.signal);
   if (settled.kind === 'timeout') return { ok: false, failure: 'timeout', note: `the language model did not answer within ${call.timeoutMs} ms`, usage: unanswered };
   if (settled.kind === 'error') {
     // A model that is not there (no Prompt API, none picked) read no prompt: no call, no tokens.
@@ -75,24 +82,29 @@ export async function askLlm<T>(llm: LanguageModel, call: LlmStageCall<T>): Prom
   }
 }
 
-type Settled<T> = { kind: 'value'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' };
+type Settled<T> = { kind: 'value'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' } | { kind: 'aborted' };
 
 /**
- * Runs `start` and settles within `timeoutMs`: its value, its error, or `timeout`. The signal handed to `start` is
- * aborted on the timeout, so a model that honours it stops working for a stage that gave up.
+ * Runs `start` and settles within `timeoutMs`: its value, its error, `timeout`, or `aborted` once the caller's
+ * `signal` aborts (at once if it already has, without starting). The signal handed to `start` is aborted on either,
+ * so a model that honours it stops working for a stage that gave up.
  */
-export async function settleWithin<T>(start: (signal: AbortSignal) => Promise<T> | T, timeoutMs: number): Promise<Settled<T>> {
+export async function settleWithin<T>(start: (signal: AbortSignal) => Promise<T> | T, timeoutMs: number, signal?: AbortSignal): Promise<Settled<T>> {
+  if (signal?.aborted) return { kind: 'aborted' };
   const controller = new AbortController();
   const timedOut = new Error('timeout');
   const timer = setTimeout(() => controller.abort(timedOut), timeoutMs);
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     // Started inside a promise, so a synchronous throw of `start` settles as its error.
     const running = Promise.resolve().then(() => start(controller.signal));
     return { kind: 'value', value: await raceAbort(running, controller.signal) };
   } catch (error) {
-    return error === timedOut ? { kind: 'timeout' } : { kind: 'error', error };
+    return signal?.aborted ? { kind: 'aborted' } : error === timedOut ? { kind: 'timeout' } : { kind: 'error', error };
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 

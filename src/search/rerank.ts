@@ -52,7 +52,7 @@ export async function rerankOrder(
     if (!reranker) return { note: 'skipped: no reranker (engine option reranker)' };
     const candidates = head.map((s) => ({ id: s.record.id, text: s.record.text, score: s.score }));
     const settled = await settleWithin(() => reranker(query, candidates), access.timeoutMs);
-    if (settled.kind === 'timeout') return { note: `skipped: the reranker did not answer within ${access.timeoutMs} ms` };
+    if (settled.kind === 'timeout' || settled.kind === 'aborted') return { note: `skipped: the reranker did not answer within ${access.timeoutMs} ms` };
     if (settled.kind === 'error') return { note: `skipped: the reranker failed: ${errorText(settled.error)}` };
     try {
       return { order: positionsOf(checkRankedIds(settled.value, 'the reranker'), head) };

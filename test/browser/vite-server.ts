@@ -1,4 +1,4 @@
-import { lstatSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,8 +46,8 @@ export async function startViteServer(
       port: 0,
       host: '127.0.0.1',
       open: false,
-      // A git worktree may symlink node_modules from elsewhere: Vite serves its files by their real path.
-      fs: { allow: [searchForWorkspaceRoot(root), realpathSync(`${root}/node_modules`)] },
+      // A git worktree may symlink node_modules and models from elsewhere: Vite serves their files by their real path.
+      fs: { allow: [searchForWorkspaceRoot(root), ...['node_modules', 'models'].filter((dir) => existsSync(`${root}/${dir}`)).map((dir) => realpathSync(`${root}/${dir}`))] },
       ...(options.frozen ? { hmr: false, watch: null } : {}),
     },
   });

@@ -191,6 +191,7 @@ describe('errors', () => {
       | 'WORKER_FAILED'
       | 'CLOSED'
       | 'TIMEOUT'
+      | 'ABORTED'
       | 'WRONG_KEY'
       | 'WEAK_PASSPHRASE'
       | 'KEY_REQUIRED'

@@ -15,6 +15,19 @@ afterEach(() => {
   for (const port of ports.splice(0)) port.close();
 });
 
+/** The worker methods these tests never reach. */
+const unused: Pick<WorkerApi, 'status' | 'changePassphrase' | 'unlock' | 'salvage' | 'close'> = {
+  async status() {
+    throw new Error('not used');
+  },
+  async changePassphrase() {},
+  async unlock() {},
+  async salvage() {
+    throw new Error('not used');
+  },
+  async close() {},
+};
+
 interface Posted {
   method: string;
   args: unknown[];
@@ -33,15 +46,8 @@ function recordingWorker(): { worker: Worker; posted: Posted[] } {
       await onProgress?.({ done: 1, total: 1 });
       return null as never;
     },
-    async status() {
-      throw new Error('not used');
-    },
-    async changePassphrase() {},
-    async unlock() {},
-    async salvage() {
-      throw new Error('not used');
-    },
-    async close() {},
+    async abort() {},
+    ...unused,
   };
   Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
   return { worker: port2 as unknown as Worker, posted };
@@ -113,4 +119,65 @@ it('a closed Memory and a search with the boost hook reject without posting, as 
   await expect(memory.get('a')).rejects.toMatchObject({ code: 'CLOSED' });
   await expect(memory.add({ text: 'a' })).rejects.toMatchObject({ code: 'CLOSED' });
   expect(posted).toEqual([]);
+});
+
+/** A worker that answers each call only once the page aborts it (as the worker answers an aborted call: once stopped). */
+function holdingWorker(): { worker: Worker; posted: { method: string; args: unknown[]; callId: number | undefined }[]; aborts: number[] } {
+  const { port1, port2 } = new MessageChannel();
+  ports.push(port1, port2);
+  const posted: { method: string; args: unknown[]; callId: number | undefined }[] = [];
+  const aborts: number[] = [];
+  const waiting = new Map<number, () => void>();
+  const api: WorkerApi = {
+    async open() {},
+    async call(method, args, _onProgress, callId) {
+      posted.push({ method, args, callId });
+      await new Promise<void>((resolve) => waiting.set(callId!, resolve));
+      return null as never;
+    },
+    async abort(callId) {
+      aborts.push(callId);
+      waiting.get(callId)?.();
+    },
+    ...unused,
+  };
+  Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
+  return { worker: port2 as unknown as Worker, posted, aborts };
+}
+
+it("a call's signal stays on the page: the options cross without it, and its abort posts abort(callId) for that call", async () => {
+  const { worker, posted, aborts } = holdingWorker();
+  const memory = await createMemory({ worker, storage: 'memory', embedder: null });
+
+  const remembering = new AbortController();
+  const remembered = memory.remember('I live in Lisbon', { storeTurns: false, signal: remembering.signal });
+  const adding = new AbortController();
+  const added = memory.add([{ text: 'a' }], { signal: adding.signal });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  adding.abort();
+  await added;
+  remembering.abort();
+  await remembered;
+  // An AbortSignal cannot be cloned: had it been posted, the MessageChannel would have refused the call.
+  expect(posted.map(({ method, args }) => ({ method, args }))).toEqual([
+    { method: 'remember', args: ['I live in Lisbon', { storeTurns: false }] },
+    { method: 'add', args: [[{ text: 'a' }]] },
+  ]);
+  expect(aborts).toEqual([posted[1]!.callId, posted[0]!.callId]);
+  expect(new Set(posted.map((p) => typeof p.callId))).toEqual(new Set(['number']));
+
+  // An aborted signal posts nothing; a signal that is not one is INVALID_INPUT.
+  await expect(memory.consolidate({ signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'ABORTED', details: { method: 'consolidate' } });
+  await expect(memory.import([], { signal: 'stop' as unknown as AbortSignal })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  expect(posted).toHaveLength(2);
+  await memory.close();
+});
+
+it('a write that times out on the page is aborted in the worker', async () => {
+  const { worker, posted, aborts } = holdingWorker();
+  const memory = await createMemory({ worker, storage: 'memory', embedder: null, writeTimeoutMs: 50 });
+  await expect(memory.add({ text: 'a' })).rejects.toMatchObject({ code: 'TIMEOUT' });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(aborts).toEqual([posted[0]!.callId]);
+  await memory.close();
 });

@@ -37,6 +37,7 @@ export function fakeWorker(): FakeWorker {
     async status() {
       throw new Error('not used');
     },
+    async abort() {},
     async changePassphrase() {
       throw new Error('not used');
     },

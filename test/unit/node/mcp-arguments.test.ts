@@ -30,6 +30,8 @@ it('refuses an unknown argument or filter field with INVALID_INPUT and the neare
     ['recall', { query: 'staging', limit: 1 }, "unknown argument 'limit' (did you mean 'k'?)"],
     ['recall', { query: 'staging', filter: { project: ['infra'] } }, "unknown argument 'filter.project' (did you mean 'filter.projects'?)"],
     ['timeline', { id: 'x', befor: 2 }, "(did you mean 'before'?)"],
+    // The engine's `signal` is an AbortSignal, which JSON cannot carry: not an argument of a tool.
+    ['remember', { text: 'Staging moved to eu-west-2', signal: { aborted: true } }, "unknown argument 'signal'"],
   ];
   for (const [tool, args, message] of cases) {
     const result = await call(tool, args);

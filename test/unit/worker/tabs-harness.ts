@@ -63,3 +63,18 @@ export function installLocks(): void {
   };
   Object.defineProperty(globalThis, 'navigator', { value: { locks }, configurable: true, writable: true });
 }
+
+/** For `vi.mock` of wa-sqlite's synchronous build: the real module, handed its WASM bytes. */
+export async function waSqliteWithBinary(original: () => Promise<unknown>): Promise<{ default: (options?: object) => Promise<unknown> }> {
+  const real = ((await original()) as { default: (options?: object) => Promise<unknown> }).default;
+  return { default: (options: object = {}) => real({ ...options, wasmBinary: wasmBinary('wa-sqlite') }) };
+}
+
+/** For `vi.mock` of the OPFS VFS: wa-sqlite's MemoryVFS over `sharedFiles`, so every tab of the test opens one database. */
+export async function sharedMemoryVfs(): Promise<{ OPFSCoopSyncVFS: { create(name: string, module: unknown): Promise<unknown> } }> {
+  const { MemoryVFS } = (await import('@journeyapps/wa-sqlite/src/examples/MemoryVFS.js')) as unknown as {
+    MemoryVFS: { create(name: string, module: unknown): Promise<{ mapNameToFile: Map<string, unknown> }> };
+  };
+  const create = async (name: string, module: unknown) => Object.assign(await MemoryVFS.create(name, module), { mapNameToFile: sharedFiles });
+  return { OPFSCoopSyncVFS: { create } };
+}

@@ -5,19 +5,10 @@
  * its own ECDH keys, announcements, joins, welcomes and answers on the pair channels it computes.
  */
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { installLocks, sharedFiles, wasmBinary } from './tabs-harness.js';
+import { installLocks } from './tabs-harness.js';
 
-vi.mock('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs', async (original) => {
-  const real = ((await original()) as { default: (options?: object) => Promise<unknown> }).default;
-  return { default: (options: object = {}) => real({ ...options, wasmBinary: wasmBinary('wa-sqlite') }) };
-});
-vi.mock('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js', async () => {
-  const { MemoryVFS } = (await import('@journeyapps/wa-sqlite/src/examples/MemoryVFS.js')) as unknown as {
-    MemoryVFS: { create(name: string, module: unknown): Promise<{ mapNameToFile: Map<string, unknown> }> };
-  };
-  const create = async (name: string, module: unknown) => Object.assign(await MemoryVFS.create(name, module), { mapNameToFile: sharedFiles });
-  return { OPFSCoopSyncVFS: { create } };
-});
+vi.mock('@journeyapps/wa-sqlite/dist/wa-sqlite.mjs', async (original) => (await import('./tabs-harness.js')).waSqliteWithBinary(original));
+vi.mock('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js', async () => (await import('./tabs-harness.js')).sharedMemoryVfs());
 
 import { EngramError, ErrorCode } from '../../../src/errors.js';
 import { openHost, type Host } from '../../../worker/host.js';
