@@ -123,12 +123,16 @@ async function evaluateAll(list: readonly Ranker[], run: (ranker: Ranker) => Pro
   return reports;
 }
 
-const BEAM_BM25 = BM25_ENGINE;
+// The target's reference keeps BM25's usual length normalisation (b 0.7, as before `'auto'`); the row after it shows
+// what `'auto'` alone does for BM25 on these chats.
+const BEAM_BM25 = `${BM25_ENGINE}, b 0.7`;
 const beamRankers: Ranker[] = [
   engineRanker('Engram (defaults)', { search: quiet }),
   engineRanker('Engram, neighbours: false', { search: noNeighbours }),
+  engineRanker("Engram, lexical.bm25.b 0.7 (not 'auto')", { engine: { lexical: { bm25: { k: 1.2, b: 0.7, d: 0.5 } } }, search: quiet }),
   engineRanker('Vector leg alone (built-in model)', { search: { ...pureLeg, mode: 'vector' } }),
-  engineRanker(BEAM_BM25, { noEmbedder: true, search: pureLeg }),
+  engineRanker(BEAM_BM25, { noEmbedder: true, engine: { lexical: { bm25: { k: 1.2, b: 0.7, d: 0.5 } } }, search: pureLeg }),
+  engineRanker(`${BM25_ENGINE}, b 'auto'`, { noEmbedder: true, search: pureLeg }),
   engineRanker(BM25_STOP, { noEmbedder: true, engine: { lexical: { stem: false } }, search: pureLeg }),
   minisearchDefaults,
 ];

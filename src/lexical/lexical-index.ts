@@ -33,8 +33,11 @@ export interface LexicalOptions {
   processTerm?: (term: string) => string | string[] | null | undefined | false;
   /** Field weights. Default `{ text: 1, tags: 1 }`. */
   fieldBoost?: { text?: number; tags?: number };
-  /** MiniSearch BM25+ parameters. Default `{ k: 1.2, b: 0.7, d: 0.5 }` (MiniSearch's own). */
-  bm25?: { k: number; b: number; d: number };
+  /**
+   * BM25+ parameters. Default `{ k: 1.2, b: 'auto', d: 0.5 }`: `'auto'` is MiniSearch's 0.7 while memories are of
+   * like length (chat turns, notes, abstracts) and rises to 1 as their lengths spread (`lengthNormalisation`).
+   */
+  bm25?: { k: number; b: number | 'auto'; d: number };
   /**
    * Multiply a memory's BM25 by the number of query terms it matched, as MiniSearch does. `'auto'` (the default):
    * while the mean memory is shorter than `LONG_MEMORY_TERMS` terms (chat turns, notes), not on a collection of
@@ -57,6 +60,21 @@ export interface LexicalOptions {
  * terms, PubMed abstracts 167: any cut between them scores the same on both (docs/quality.md).
  */
 export const LONG_MEMORY_TERMS = 64;
+
+/**
+ * BM25's `b` for `'auto'` from the spread of the memories' text lengths (coefficient of variation, `cv`): 0.7 up to
+ * a cv of 0.6, then rising to 1 (full length normalisation) at 0.8, in steps of 0.05 so that a write rarely moves
+ * it. Where one-line messages sit beside pages (an assistant's chat: cv 0.6–0.9 on BEAM), a long text otherwise wins
+ * on the number of words it happens to hold; chat turns (cv ≈ 0.5) and abstracts (0.3) keep 0.7 (docs/quality.md,
+ * after He and Ounis's tuning of length normalisation by the collection's length distribution).
+ */
+export function lengthNormalisation(cv: number): number {
+  if (!(cv > LENGTH_SPREAD_FROM)) return DEFAULT_B;
+  return Math.min(1, Math.round((DEFAULT_B + ((1 - DEFAULT_B) * (cv - LENGTH_SPREAD_FROM)) / (LENGTH_SPREAD_TO - LENGTH_SPREAD_FROM)) * 20) / 20);
+}
+const DEFAULT_B = 0.7;
+const LENGTH_SPREAD_FROM = 0.6;
+const LENGTH_SPREAD_TO = 0.8;
 
 const SPACE_OR_PUNCTUATION = /[\n\r\p{Z}\p{P}]+/u;
 // Control characters, lone surrogates and unassigned code points carry no searchable meaning.
@@ -164,8 +182,10 @@ export class LexicalIndex {
   private readonly termOf: (term: string) => string[];
   private readonly options: Required<Omit<LexicalOptions, 'stopWords' | 'stem' | 'processTerm' | 'fieldBoost' | 'bm25' | 'matchedTermsFactor'>> & {
     fieldBoost: { text: number; tags: number };
-    bm25: Omit<Bm25Params, 'matchedTerms'>;
+    bm25: Omit<Bm25Params, 'matchedTerms' | 'b'> & { b: number | 'auto' };
   };
+  /** Exact integer sums of the live memories' text lengths, for `'auto'` b; null until first needed. */
+  private lengths: { n: number; sum: number; squares: number } | null = null;
   private readonly factor: boolean | 'auto';
   /** Identifies the index-time settings: a snapshot made under other settings must not be loaded. */
   readonly settingsKey: string;
@@ -186,7 +206,7 @@ export class LexicalIndex {
     }, 50_000);
     this.options = {
       fieldBoost: { text: 1, tags: 1, ...options.fieldBoost },
-      bm25: { ...(options.bm25 ?? { k: 1.2, b: 0.7, d: 0.5 }) },
+      bm25: { ...(options.bm25 ?? { k: 1.2, b: 'auto', d: 0.5 }) },
       prefix: options.prefix ?? false,
       fuzzy: options.fuzzy ?? false,
       maxQueryTerms: options.maxQueryTerms ?? 64,
@@ -212,6 +232,7 @@ export class LexicalIndex {
     index.replaceState(state);
     this.search_ = search;
     this.index_ = index;
+    this.lengths = null;
   }
 
   private miniSearchOptions() {
@@ -238,16 +259,49 @@ export class LexicalIndex {
   addAll(records: readonly MemoryRecord[]): void {
     for (const record of records) this.remove(record.id);
     this.search_.addAll(records.map(toDoc));
+    for (const record of records) this.countLength(record.id, 1);
   }
 
   remove(id: string): void {
-    if (this.search_.has(id)) this.search_.discard(id);
+    if (!this.search_.has(id)) return;
+    this.countLength(id, -1);
+    this.search_.discard(id);
   }
 
   clear(): void {
     // A new index rather than removeAll(), which keeps MiniSearch's count of discarded documents.
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
     this.index_ = miniSearchIndex(this.search_);
+    this.lengths = null;
+  }
+
+  /** Keeps the length sums current, once they have been counted. */
+  private countLength(id: string, sign: 1 | -1): void {
+    const sums = this.lengths;
+    const length = sums && this.index_?.fieldLengthOf(id, this.index_.fieldIds.text as number);
+    if (!sums || length === undefined || length === null) return;
+    sums.n += sign;
+    sums.sum += sign * length;
+    sums.squares += sign * length * length;
+  }
+
+  /** The coefficient of variation of the memories' text lengths (0 when empty or unreadable). */
+  lengthSpread(): number {
+    const index = this.index_;
+    if (!index) return 0;
+    if (!this.lengths) {
+      const sums = { n: 0, sum: 0, squares: 0 };
+      for (const length of index.lengthsIn(index.fieldIds.text as number)) {
+        sums.n++;
+        sums.sum += length;
+        sums.squares += length * length;
+      }
+      this.lengths = sums;
+    }
+    const { n, sum, squares } = this.lengths;
+    if (n < 2 || sum <= 0) return 0;
+    const mean = sum / n;
+    return Math.sqrt(Math.max(0, squares / n - mean * mean)) / mean;
   }
 
   /** The terms a query searches for: sanitised, processed like indexed text, distinct, capped. */
@@ -289,7 +343,8 @@ export class LexicalIndex {
 
   /** The BM25 parameters of a search now: `'auto'` decides the matched-terms factor from the collection as it stands. */
   private bm25(): Bm25Params {
-    return { ...this.options.bm25, matchedTerms: this.factor === 'auto' ? !this.longMemories() : this.factor };
+    const { b } = this.options.bm25;
+    return { ...this.options.bm25, b: b === 'auto' ? lengthNormalisation(this.lengthSpread()) : b, matchedTerms: this.factor === 'auto' ? !this.longMemories() : this.factor };
   }
 
   /** MiniSearch's index for exact-term scoring, or null when prefix or fuzzy matching needs its `search()`. */

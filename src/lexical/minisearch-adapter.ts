@@ -96,6 +96,17 @@ export class MiniSearchIndex {
   /** Made by `miniSearchIndex`, once the shape is checked. */
   constructor(private readonly ms: MiniSearchInternals) {}
 
+  /** A live document's length in `fieldId` (indexed terms), or undefined. */
+  fieldLengthOf(id: string, fieldId: number): number | undefined {
+    const shortId = this.ms._idToShortId.get(id);
+    return shortId === undefined ? undefined : this.ms._fieldLength.get(shortId)?.[fieldId];
+  }
+
+  /** Every live document's length in `fieldId`. */
+  *lengthsIn(fieldId: number): Iterable<number> {
+    for (const lengths of this.ms._fieldLength.values()) yield lengths[fieldId] ?? 0;
+  }
+
   /** Live documents. */
   get documentCount(): number {
     return this.ms._documentCount;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
+import { LexicalIndex, lengthNormalisation } from '../../../src/lexical/lexical-index.js';
+import { decodeSnapshot, documentHashes, encodeSnapshot } from '../../../src/lexical/snapshot.js';
 import { hostileQuery } from '../helpers/arbitraries.js';
 import { runs } from '../helpers/tier.js';
 import { memoryRecord } from '../helpers/records.js';
@@ -117,5 +118,61 @@ describe('lexical leg (MiniSearch BM25)', () => {
     exact.addAll([rec('a', 'Painted fences'), rec('b', 'the painting')]);
     expect(exact.search('paints', 10)).toEqual([]);
     expect(exact.settingsKey).not.toBe(idx.settingsKey);
+  });
+});
+
+describe("BM25's b: 'auto' from the spread of text lengths", () => {
+  it('0.7 for lengths alike, 1 from a coefficient of variation of 0.8, in steps of 0.05, never down as the spread grows', () => {
+    expect(lengthNormalisation(0)).toBe(0.7);
+    expect(lengthNormalisation(0.56)).toBe(0.7); // LoCoMo's turns
+    expect(lengthNormalisation(0.7)).toBe(0.85);
+    expect(lengthNormalisation(0.8)).toBe(1);
+    expect(lengthNormalisation(3)).toBe(1);
+    fc.assert(fc.property(fc.double({ min: 0, max: 5, noNaN: true }), fc.double({ min: 0, max: 5, noNaN: true }), (a, b) => {
+      const [lo, hi] = a < b ? [a, b] : [b, a];
+      expect(lengthNormalisation(lo)).toBeLessThanOrEqual(lengthNormalisation(hi));
+      expect(Math.round(lengthNormalisation(a) * 20)).toBeCloseTo(lengthNormalisation(a) * 20, 9);
+    }));
+  });
+
+  it('the spread kept through adds, replacements, removals, a restore and a clear equals one counted afresh (naive reference)', async () => {
+    const word = fc.constantFrom('apple', 'river', 'stone', 'cloud', 'ember', 'garnet', 'harbour', 'pine');
+    const op = fc.oneof(
+      fc.record({ add: fc.integer({ min: 0, max: 9 }), words: fc.array(word, { minLength: 1, maxLength: 40 }) }),
+      fc.record({ remove: fc.integer({ min: 0, max: 9 }) }),
+      fc.constant({ restore: true as const }),
+      fc.constant({ clear: true as const }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+        const index = new LexicalIndex();
+        const live = new Map<string, string>();
+        index.lengthSpread(); // counted from here on, incrementally
+        for (const o of ops) {
+          if ('add' in o) {
+            const text = o.words.join(' ');
+            index.addAll([rec(`m${o.add}`, text)]);
+            live.set(`m${o.add}`, text);
+          } else if ('remove' in o) {
+            index.remove(`m${o.remove}`);
+            live.delete(`m${o.remove}`);
+          } else if ('restore' in o) {
+            const records = new Map([...live].map(([id, text]) => [id, rec(id, text)]));
+            const bytes = encodeSnapshot(index.state(), { settings: index.settingsKey, counter: 0 }, await documentHashes(index.state().documentIds, records));
+            const copy = new LexicalIndex();
+            copy.restore(decodeSnapshot(bytes).state);
+            expect(copy.lengthSpread()).toBeCloseTo(index.lengthSpread(), 12);
+          } else {
+            index.clear();
+            live.clear();
+          }
+          const lengths = [...live.values()].map((t) => new Set(index.textTerms(t)).size); // MiniSearch counts distinct terms
+          const mean = lengths.reduce((x, y) => x + y, 0) / Math.max(1, lengths.length);
+          const sd = Math.sqrt(lengths.reduce((x, y) => x + (y - mean) ** 2, 0) / Math.max(1, lengths.length));
+          expect(index.lengthSpread()).toBeCloseTo(lengths.length < 2 || mean === 0 ? 0 : sd / mean, 9);
+        }
+      }),
+      { numRuns: runs(100) },
+    );
   });
 });
