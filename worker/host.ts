@@ -1,8 +1,8 @@
 import { createEngine } from '../src/engine/engine.js';
 import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
-import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
-import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/client/methods.js';
+import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/contract/protocol.js';
+import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/contract/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
@@ -16,7 +16,7 @@ export interface Host {
    * Runs one method on the engine. `retry` marks a call re-sent after the tab that first received it went away:
    * an `add` whose memories are all there already was committed then and is answered with its ids. `method` and
    * `args` come from a page or another tab: a method outside the Memory API, or arguments that do not fit its
-   * entry in MEMORY_METHODS (src/client/methods.ts), are refused with INVALID_INPUT.
+   * entry in MEMORY_METHODS (src/contract/methods.ts), are refused with INVALID_INPUT.
    */
   call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean): Promise<unknown>;
   close(): Promise<void>;

@@ -5,7 +5,7 @@
  * `unlock` opens it again with a data key, every call but `status` rejects with LOCKED.
  */
 import { EngramError, ErrorCode } from '../src/errors.js';
-import type { MemoryStatus, StorageKind } from '../src/client/protocol.js';
+import type { MemoryStatus, StorageKind } from '../src/contract/protocol.js';
 import type { Progress } from '../src/types.js';
 import type { Host } from './host.js';
 

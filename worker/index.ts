@@ -19,9 +19,9 @@ import {
   forwardedOptions,
   type WorkerApi,
   type WorkerOpenOptions,
-} from '../src/client/protocol.js';
-import { checkCall, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/client/methods.js';
-import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/client/page-hooks.js';
+} from '../src/contract/protocol.js';
+import { checkCall, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/contract/methods.js';
+import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/contract/remote-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
@@ -71,7 +71,7 @@ function requireHost(): Host {
   return host;
 }
 
-/** This tab, as the methods' `inTab` steps read it (src/client/methods.ts). */
+/** This tab, as the methods' `inTab` steps read it (src/contract/methods.ts). */
 const callingTab: CallingTab = {
   newId,
   withSearchDefaults: (options) => (Object.keys(searchDefaults).length > 0 ? mergeSearchOptions(searchDefaults, options as object) : undefined),

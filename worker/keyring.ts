@@ -9,7 +9,7 @@
  * not at all. It holds no secret in the clear: the salt, the parameters and the wrapped key.
  */
 import { EngramError, ErrorCode } from '../src/errors.js';
-import { checkEncryption, type EncryptionOptions } from '../src/client/protocol.js';
+import { checkEncryption, type EncryptionOptions } from '../src/contract/protocol.js';
 import { committed, readRecord, withRecords } from './idb.js';
 import { PAGE_CIPHER } from './sqlite.js';
 import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseMaterial } from '../src/util/passphrase.js';

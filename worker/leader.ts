@@ -29,8 +29,8 @@
  */
 import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
-import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
-import { isAnswerOf, SECRET_METHODS, timeoutFor, WRITE_METHODS } from '../src/client/methods.js';
+import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/contract/protocol.js';
+import { isAnswerOf, SECRET_METHODS, timeoutFor, WRITE_METHODS } from '../src/contract/methods.js';
 import type { Progress } from '../src/types.js';
 import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';

@@ -1,5 +1,5 @@
 import { memoryStore } from '../src/store/memory-store.js';
-import type { EncryptionOptions, StorageKind } from '../src/client/protocol.js';
+import type { EncryptionOptions, StorageKind } from '../src/contract/protocol.js';
 import type { Store } from '../src/store/store.js';
 import { hasOpfsSyncAccess } from './sqlite.js';
 import { openSqliteStore } from './sqlite-store.js';

@@ -3,7 +3,7 @@
  * stops at the first bad page). Rows come back in rowid order, in export()'s form, so they import into a new one.
  */
 import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
-import type { EncryptionOptions, SalvageReport } from '../src/client/protocol.js';
+import type { EncryptionOptions, SalvageReport } from '../src/contract/protocol.js';
 import type { MemoryRecord } from '../src/types.js';
 import { unlock } from './keyring.js';
 import { Connection, type SqliteBackend } from './sqlite.js';

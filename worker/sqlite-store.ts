@@ -1,6 +1,6 @@
 /** Opening the SQLite store (src/store/sqlite-store.ts) on wa-sqlite: OPFS or IndexedDB, keys, the eviction sentinel. */
 import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
-import type { EncryptionOptions } from '../src/client/protocol.js';
+import type { EncryptionOptions } from '../src/contract/protocol.js';
 import { migrate } from '../src/store/sqlite-schema.js';
 import { corruptionError, PAGE_SIZE, SqliteStore } from '../src/store/sqlite-store.js';
 import { keyRequired, notEncrypted, unlock } from './keyring.js';

@@ -24,8 +24,8 @@ import {
   type MemoryStatus,
   type RemoteSearchOptions,
   type WorkerApi,
-} from './protocol.js';
-import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from './methods.js';
+} from '../contract/protocol.js';
+import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from '../contract/methods.js';
 import { checkEmbedderOptionKeys } from '../embedder/options.js';
 import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
@@ -35,7 +35,7 @@ import { InFlight } from '../util/in-flight.js';
 import { describeValue } from '../util/describe.js';
 import type { Progress, SearchResult } from '../types.js';
 
-export type { EncryptionOptions, ForwardedOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from './protocol.js';
+export type { EncryptionOptions, ForwardedOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from '../contract/protocol.js';
 
 /**
  * A Memory's options. The engine options it forwards to the engine of the tab that opens the database (`limits`,
@@ -129,7 +129,7 @@ export const MEMORY_OPTION_KEYS = keysOf<MemoryOptions>({
   sync: true,
 } satisfies KeySet<MemoryOptions>);
 
-/** The engine's API, answered by the worker (the methods of MEMORY_METHODS, src/client/methods.ts), plus `status()`. */
+/** The engine's API, answered by the worker (the methods of MEMORY_METHODS, src/contract/methods.ts), plus `status()`. */
 export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
   /** As `Engine.search`; the `boost` hook is in-process only, so it is not an option here. */
   search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;

@@ -5,9 +5,9 @@
 import * as Comlink from 'comlink';
 import { invalidInput } from '../errors.js';
 import { spawnWorker, withTimeout, workerCrash, type MemoryOptions } from './create-memory.js';
-import { checkEncryption, DEFAULT_OPEN_TIMEOUT_MS, installErrorTransfer, type SalvageReport, type WorkerApi } from './protocol.js';
+import { checkEncryption, DEFAULT_OPEN_TIMEOUT_MS, installErrorTransfer, type SalvageReport, type WorkerApi } from '../contract/protocol.js';
 
-export type { SalvageReport } from './protocol.js';
+export type { SalvageReport } from '../contract/protocol.js';
 
 export interface SalvageOptions {
   /** The database's name, as given to `createMemory`. Default `'engram'`. */

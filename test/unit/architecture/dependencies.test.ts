@@ -23,17 +23,20 @@ const LAYERS: Record<string, number> = {
   // Sync of the change log: below the engine, which stages its writes through it and applies what it receives.
   sync: 3,
   engine: 4,
-  client: 5,
+  // What the page and the worker share (the method table, the wire protocol): below both.
+  contract: 5,
+  // The page only: createMemory and the page's half of its hooks.
+  client: 6,
   // Node-only code (better-sqlite3, node: modules), exported by node.ts alone.
   node: 5,
   // The engine's public API for any runtime, shared by index.ts and node.ts.
-  'portable.ts': 6,
-  'node.ts': 7,
-  'advanced.ts': 6,
-  'internals.ts': 6,
+  'portable.ts': 7,
+  'node.ts': 8,
+  'advanced.ts': 7,
+  'internals.ts': 7,
   // Framework adapters (engram/langchain, …): beside the other entries, so nothing below can reach a framework.
-  adapters: 6,
-  'index.ts': 7,
+  adapters: 7,
+  'index.ts': 8,
 };
 
 function sourceFiles(dir: string): string[] {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { isEngramError } from '../../../src/errors.js';
-import { checkEncryption } from '../../../src/client/protocol.js';
+import { checkEncryption } from '../../../src/contract/protocol.js';
 import { PBKDF2_ITERATIONS } from '../../../src/util/passphrase.js';
 import { unwrapDataKey, wrapDataKey } from '../../../worker/keyring.js';
 

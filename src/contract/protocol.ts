@@ -17,7 +17,7 @@ import { checkKnownKeys } from '../util/keys.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { S3TransportConfig } from '../sync/s3.js';
 import type { SyncOptions, SyncStatus } from '../sync/sync.js';
-import type { PageCompletion, PageReranker } from './page-hooks.js';
+import type { PageCompletion, PageReranker } from './remote-hooks.js';
 import type { CallTimeouts, MethodName, WireArgs, WireResult } from './methods.js';
 import type { MemoryRecord, Progress } from '../types.js';
 
@@ -262,7 +262,7 @@ export interface SalvageReport {
 export interface WorkerApi {
   /**
    * Opens the store (or joins the tab that has it open). Resolves when searches can be answered. `llm` and
-   * `reranker` are the page's hooks (`MemoryOptions.llm` / `reranker`) as Comlink proxies (src/client/page-hooks.ts);
+   * `reranker` are the page's hooks (`MemoryOptions.llm` / `reranker`) as Comlink proxies (src/contract/remote-hooks.ts);
    * the worker releases them when it closes.
    */
   open(options: WorkerOpenOptions, onModelProgress?: EmbedderOptions['onProgress'], llm?: PageCompletion, reranker?: PageReranker): Promise<void>;
