@@ -2,14 +2,14 @@ import { createEngine } from '../src/engine/engine.js';
 import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
 import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/contract/protocol.js';
-import { arityOf, checkCall, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/contract/methods.js';
+import { arityOf, checkCall, isMethodName, isPoll, MEMORY_METHODS, WRITE_METHODS, type HostOwnMethod, type MethodName, type MethodSpec } from '../src/contract/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Progress } from '../src/types.js';
 import { openStore } from './open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './index-saver.js';
 
-/** Every call a Memory can make of the worker that holds the database. `status` rides along with the methods. */
-export type HostMethod = MethodName | 'status';
+/** Every call a Memory can make of the worker that holds the database: the engine's methods and the host's own (`status`). */
+export type HostMethod = MethodName | HostOwnMethod;
 
 export interface Host {
   /**
@@ -122,6 +122,9 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ready,
   });
 
+  /** The host's own methods (WORKER_METHODS with `runs: 'host'`). */
+  const own: { readonly [M in HostOwnMethod]: () => Promise<unknown> } = { status };
+
   return {
     async call(name, args, onProgress, retry = false) {
       // Only the Memory API runs: without this, a caller could name any engine method (`close`, `setEmbedder`, or
@@ -132,7 +135,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
         if (WRITE_METHODS.has(method)) snapshots.changed();
         return result;
       } finally {
-        if (method !== 'status') firstCallAnswered();
+        if (!isPoll(method)) firstCallAnswered();
       }
     },
     async close() {
@@ -143,7 +146,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
   };
 
   async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean): Promise<unknown> {
-    if (method === 'status') return status();
+    if (!isMethodName(method)) return own[method]();
     const spec: MethodSpec = MEMORY_METHODS[method];
     const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
     // `{ onProgress }` goes after every declared argument, those left out included.

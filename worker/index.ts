@@ -20,7 +20,7 @@ import {
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/contract/protocol.js';
-import { checkCall, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/contract/methods.js';
+import { checkCall, isMethodName, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/contract/methods.js';
 import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/contract/remote-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
@@ -151,7 +151,7 @@ const api: WorkerApi = {
     // Checked here, before the method's own step in this tab reads the arguments, and again where the call runs
     // (host.ts), which also refuses what another tab sends.
     const name = checkCall(method, args);
-    const spec: MethodSpec | undefined = name === 'status' ? undefined : MEMORY_METHODS[name];
+    const spec: MethodSpec | undefined = isMethodName(name) ? MEMORY_METHODS[name] : undefined;
     const wire = spec?.inTab ? spec.inTab(args, callingTab) : args;
     try {
       return (await inFlight.track(target.call(method, wire, onProgress))) as never;

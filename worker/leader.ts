@@ -30,7 +30,7 @@
 import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
 import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/contract/protocol.js';
-import { isAnswerOf, SECRET_METHODS, timeoutFor, WRITE_METHODS } from '../src/contract/methods.js';
+import { isAnswerOf, isPoll, isSealed, SECRET_METHODS, timeoutBetweenTabs, WRITE_METHODS, type WorkerMethodName } from '../src/contract/methods.js';
 import type { Progress } from '../src/types.js';
 import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';
@@ -279,7 +279,7 @@ class Member implements Host {
     if (SECRET_METHODS.has(method)) return Promise.reject(notLeader(method, this.lockName));
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
-      const timeoutMs = timeoutFor(method, this.options.timeouts);
+      const timeoutMs = timeoutBetweenTabs(method, this.options.timeouts);
       this.pending.set(seq, { method, args, onProgress, resolve, reject, sentTo: null, timeoutMs, timer: undefined });
       this.arm(seq);
       this.send(seq);
@@ -328,7 +328,7 @@ class Member implements Host {
       const iv = crypto.getRandomValues(new Uint8Array(12));
       const key = await unlockKey(this.lockName, this.keys, leader.key);
       const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: unlockInput(this.lockName, leader.id) }, key, dataKey as Uint8Array<ArrayBuffer>));
-      await this.call(UNLOCK, [iv, sealed]);
+      await this.call('unlock' satisfies WorkerMethodName, [iv, sealed]);
     } finally {
       dataKey.fill(0);
     }
@@ -430,9 +430,9 @@ class Member implements Host {
     this.pending.clear();
   }
 
-  /** `status` answers with this tab's own count of ignored messages and role, whichever tab answered the rest. */
+  /** A poll (`status`) answers with this tab's own count of ignored messages and role, whichever tab answered the rest. */
   private withCount(method: string, value: unknown): unknown {
-    return method === 'status' && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected, leader: this.host !== null } : value;
+    return isPoll(method) && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected, leader: this.host !== null } : value;
   }
 
   /** (Re)starts the call's timeout: a call with no answer (and no progress) for its timeout rejects with TIMEOUT. */
@@ -767,8 +767,8 @@ class Member implements Host {
     }
     if (!answer) {
       const onProgress = (progress: Progress) => this.post(channel(), { t: 'progress', seq, progress } satisfies FromLeader);
-      // host.call refuses any method outside the Memory API with INVALID_INPUT; `unlock` is this file's own.
-      const run = method === UNLOCK ? this.unlockFor(peer, args) : host.call(method, args, onProgress, retry);
+      // host.call refuses any method outside the Memory API with INVALID_INPUT; a sealed one (`unlock`) is opened here.
+      const run = isSealed(method) ? this.unlockFor(peer, args) : host.call(method, args, onProgress, retry);
       answer = run.then(
         (value): Done => ({ t: 'done', seq, value }),
         (error: unknown): Done => ({ t: 'done', seq, error: toWireError(error, stack) }),
@@ -838,9 +838,6 @@ export async function pairName(lockName: string, own: Keys, peerRaw: Uint8Array)
   input.set(secret, label.length);
   return `${lockName}:pair:${bytesToBase64Url(new Uint8Array(await crypto.subtle.digest('SHA-256', input)))}`;
 }
-
-/** The follower-to-leader call that carries a sealed data key (Member.unlock); not a Memory method. */
-const UNLOCK = 'unlock';
 
 /** The AES-GCM key a follower seals an unlock's data key with: HKDF of the pair's ECDH secret, apart from its name's. */
 async function unlockKey(lockName: string, own: Keys, peerRaw: Uint8Array): Promise<CryptoKey> {

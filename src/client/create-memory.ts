@@ -25,7 +25,21 @@ import {
   type RemoteSearchOptions,
   type WorkerApi,
 } from '../contract/protocol.js';
-import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from '../contract/methods.js';
+import {
+  arityOf,
+  checkRemoteSearchOptions,
+  MEMORY_METHODS,
+  METHOD_NAMES,
+  timeoutFor,
+  WORKER_METHOD_NAMES,
+  WORKER_METHODS,
+  type MethodName,
+  type MethodSpec,
+  type WireArgs,
+  type WireResult,
+  type WorkerMethodName,
+  type WorkerMethodSpec,
+} from '../contract/methods.js';
 import { checkEmbedderOptionKeys } from '../embedder/options.js';
 import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
@@ -271,7 +285,22 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     };
   };
   const methods = Object.fromEntries(METHOD_NAMES.map((method) => [method, forward(method)])) as unknown as Pick<Memory, MethodName>;
-  const status = () => direct('status', timeouts.callMs, () => remote.status());
+  /** The worker's own method `method` (WORKER_METHODS), as its entry describes it. */
+  const own = (method: WorkerMethodName) => {
+    const spec: WorkerMethodSpec = WORKER_METHODS[method];
+    const arity = Object.keys(spec.args).length;
+    return (...given: unknown[]): Promise<unknown> => {
+      let args: unknown[];
+      try {
+        args = spec.page ? spec.page(given) : given.slice(0, arity);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return direct(method, timeoutFor(method, timeouts), () => (remote[method] as (...a: unknown[]) => Promise<unknown>)(...args));
+    };
+  };
+  const owns = Object.fromEntries(WORKER_METHOD_NAMES.map((method) => [method, own(method)])) as unknown as Pick<Memory, WorkerMethodName>;
+  const status = owns.status;
   let ready: Promise<void> | undefined;
 
   return {
@@ -280,20 +309,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     get ready() {
       return (ready ??= whenReady(status, () => closing !== null));
     },
-    // Not engine calls, so not in the table: `status` also reports this tab's own worker, `changePassphrase` and
-    // `unlock` run in this tab's worker (a passphrase never travels to another tab), and `close` ends this Memory.
-    status,
-    changePassphrase: (current, next) => direct('changePassphrase', timeouts.writeMs, () => remote.changePassphrase(current, next)),
-    // Like changePassphrase, not in the method table: its secret is checked in this tab's worker and never travels.
-    unlock: (secret) => {
-      const given = typeof secret === 'string' ? { passphrase: secret } : secret;
-      try {
-        checkEncryption(given);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return direct('unlock', timeouts.writeMs, () => remote.unlock(given));
-    },
+    // `status`, `changePassphrase` and `unlock`: the worker's own methods, from the same table.
+    ...owns,
     close: () => {
       closing ??= (async () => {
         try {

@@ -14,6 +14,7 @@ import type { EngineOptions } from '../engine/engine.js';
 import type { LexicalOptions } from '../lexical/lexical-index.js';
 import { describeValue } from '../util/describe.js';
 import { checkKnownKeys } from '../util/keys.js';
+import type { EncryptionOptions } from '../util/encryption.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { S3TransportConfig } from '../sync/s3.js';
 import type { SyncOptions, SyncStatus } from '../sync/sync.js';
@@ -218,30 +219,8 @@ export function checkMemorySync(options: unknown): void {
   }
 }
 
-/**
- * Encryption at rest (docs/worker.md): a passphrase, or the app's own AES-GCM `CryptoKey` (it may be
- * non-extractable; usages 'encrypt' and 'decrypt', or 'wrapKey' and 'unwrapKey'). Either one wraps the random
- * key that encrypts the database.
- */
-export type EncryptionOptions = { passphrase: string; key?: never } | { key: CryptoKey; passphrase?: never };
-
-/** INVALID_INPUT unless `options` is `{ passphrase }` (a non-empty string) or `{ key }` (an AES-GCM CryptoKey). */
-export function checkEncryption(options: unknown): asserts options is EncryptionOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('encryption must be { passphrase } or { key }');
-  const { passphrase, key } = options as { passphrase?: unknown; key?: unknown };
-  if ((passphrase === undefined) === (key === undefined)) throw invalidInput('encryption takes exactly one of passphrase and key');
-  if (passphrase !== undefined) {
-    if (typeof passphrase !== 'string' || passphrase.length === 0) throw invalidInput('encryption.passphrase must be a non-empty string');
-    return;
-  }
-  if (typeof CryptoKey === 'undefined' || !(key instanceof CryptoKey) || key.algorithm.name !== 'AES-GCM') {
-    throw invalidInput('encryption.key must be an AES-GCM CryptoKey');
-  }
-  const usages = new Set(key.usages);
-  if (!((usages.has('encrypt') && usages.has('decrypt')) || (usages.has('wrapKey') && usages.has('unwrapKey')))) {
-    throw invalidInput("encryption.key needs the usages 'encrypt' and 'decrypt' (or 'wrapKey' and 'unwrapKey')");
-  }
-}
+// Encryption at rest: its options and their check sit below the stores, which read them (src/util/encryption.ts).
+export { checkEncryption, type EncryptionOptions } from '../util/encryption.js';
 
 export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
 
