@@ -5,7 +5,7 @@ import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStat
 import { arityOf, checkCall, isMethodName, isPoll, MEMORY_METHODS, WRITE_METHODS, type HostOwnMethod, type MethodName, type MethodSpec } from '../src/contract/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Progress } from '../src/types.js';
-import { openStore } from './open-store.js';
+import { openStore } from '../src/store/browser/open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './index-saver.js';
 
 /** Every call a Memory can make of the worker that holds the database: the engine's methods and the host's own (`status`). */

@@ -90,7 +90,7 @@ export interface GroupOptions {
   /** Ask the leader for error stacks (`MemoryOptions.debug`). */
   debug: boolean;
   /**
-   * The HMAC key of an encrypted database's tab proofs (worker/keyring.ts `tabProofKey`), or null for a plain one.
+   * The HMAC key of an encrypted database's tab proofs (src/store/browser/keyring.ts `tabProofKey`), or null for a plain one.
    * Asked by a leader once its database is open, by a follower before it joins; what it throws (WRONG_KEY,
    * KEY_REQUIRED, NOT_ENCRYPTED) ends the join. Default: a plain database.
    */
@@ -964,4 +964,18 @@ function isToLeader(data: unknown): data is ToLeader {
     typeof data.retry === 'boolean' &&
     typeof data.stack === 'boolean'
   );
+}
+
+/** Refuses a salvage while a tab holds the database: the file would change under it (or be locked, on OPFS). */
+export async function whileNoTabHolds<T>(lockName: string, run: () => Promise<T>): Promise<T> {
+  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+  if (!locks) return run();
+  let ran = false;
+  const result = await locks.request(lockName, { ifAvailable: true }, async (lock) => {
+    if (!lock) return undefined;
+    ran = true;
+    return { value: await run() };
+  });
+  if (!ran || !result) throw new EngramError(ErrorCode.STORE_FAILED, 'salvage: the database is open in a tab of this origin; close every Memory on it first');
+  return result.value;
 }

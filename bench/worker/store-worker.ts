@@ -15,8 +15,8 @@ import type { Embedder, MemoryRecord } from '../../src/types.js';
 import type { StoreWrite } from '../../src/store/store.js';
 import type { EncryptionOptions } from '../../src/contract/protocol.js';
 import { PBKDF2_ITERATIONS } from '../../src/util/passphrase.js';
-import type { SqliteBackend } from '../../worker/sqlite.js';
-import { openSqliteStore } from '../../worker/sqlite-store.js';
+import type { SqliteBackend } from '../../src/store/browser/wa-sqlite.js';
+import { openSqliteStore } from '../../src/store/browser/browser-store.js';
 import { readSnapshot, saveSnapshot } from '../../worker/index-saver.js';
 
 export type Backend = SqliteBackend | 'indexeddb';

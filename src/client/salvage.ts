@@ -1,5 +1,5 @@
 /**
- * `salvageMemory`: reads what is left of a damaged database in a worker of its own (worker/salvage.ts), for when
+ * `salvageMemory`: reads what is left of a damaged database in a worker of its own (src/store/browser/salvage-read.ts), for when
  * `createMemory` refuses it with STORE_CORRUPT.
  */
 import * as Comlink from 'comlink';

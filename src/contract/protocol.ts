@@ -20,10 +20,11 @@ import type { S3TransportConfig } from '../sync/s3.js';
 import type { SyncOptions, SyncStatus } from '../sync/sync.js';
 import type { PageCompletion, PageReranker } from './remote-hooks.js';
 import type { CallTimeouts, MethodName, WireArgs, WireResult } from './methods.js';
-import type { MemoryRecord, Progress } from '../types.js';
+import type { Progress } from '../types.js';
+import type { SalvageReport, StorageKind } from '../store/browser/types.js';
 
-/** Where the memories of a `createMemory` live. */
-export type StorageKind = 'opfs' | 'idb' | 'memory';
+// Where a Memory's database lives and what a salvage reads: the browser store's own types (src/store/browser/types.ts).
+export type { SalvageReport, StorageKind } from '../store/browser/types.js';
 
 export interface MemoryStatus {
   storage: StorageKind;
@@ -47,7 +48,7 @@ export interface MemoryStatus {
   /**
    * This open found the database missing or empty although it had held memories (a sentinel kept outside it says
    * so): the browser evicted the origin's data or someone deleted it. False for 'memory', and false when the whole
-   * origin was cleared (the sentinel goes with it; see worker/sentinel.ts).
+   * origin was cleared (the sentinel goes with it; see src/store/browser/sentinel.ts).
    */
   evicted: boolean;
   /** The database is encrypted at rest (`MemoryOptions.encryption`). */
@@ -223,19 +224,6 @@ export function checkMemorySync(options: unknown): void {
 export { checkEncryption, type EncryptionOptions } from '../util/encryption.js';
 
 export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
-
-/** What `salvageMemory` read from a damaged database. */
-export interface SalvageReport {
-  /** Every memory that could be read, in insertion order and in `export()`'s form: `import()` them into a new database. */
-  records: MemoryRecord[];
-  /**
-   * Row ranges (SQLite rowids, which follow insertion order; `to` null: to the end) that could not be read. A range may
-   * include rowids that never held a memory, since a lookup that fails cannot tell.
-   */
-  lost: { from: number; to: number | null }[];
-  /** SQLite's `quick_check` findings (at most 20; `['ok']` when it found nothing wrong). */
-  quickCheck: string[];
-}
 
 /** What worker/index.ts exposes through Comlink. */
 export interface WorkerApi {
