@@ -24,7 +24,8 @@ import { checkCall, isMethodName, MEMORY_METHODS, type CallingTab, type MethodSp
 import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/contract/remote-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
-import { joinGroup, whileNoTabHolds } from './leader.js';
+import { joinGroup } from './leader.js';
+import { whileNoTabHolds } from './salvage-lock.js';
 import { changePassphrase, deriveEarly, notEncrypted, tabProofKey, unlock } from '../src/store/browser/keyring.js';
 import { LockingHost } from './idle-lock.js';
 import { resolveStorage } from '../src/store/browser/open-store.js';

@@ -22,7 +22,8 @@ vi.mock('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js', async () => {
 import { EngramError, ErrorCode } from '../../../src/errors.js';
 import { openHost, type Host } from '../../../worker/host.js';
 import { tabProofKey } from '../../../src/store/browser/keyring.js';
-import { joinGroup, makeKeys, pairName } from '../../../worker/leader.js';
+import { joinGroup } from '../../../worker/leader.js';
+import { makeKeys, pairName } from '../../../worker/tab-keys.js';
 
 installLocks();
 
