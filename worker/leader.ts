@@ -29,14 +29,14 @@
  */
 import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
-import { closedError, fromWireError, timeoutError, toWireError, type CallTimeouts } from '../src/contract/protocol.js';
-import { isAnswerOf, isPoll, isSealed, SECRET_METHODS, timeoutBetweenTabs, WRITE_METHODS, type WorkerMethodName } from '../src/contract/methods.js';
+import { closedError, fromWireError, timeoutError, type CallTimeouts } from '../src/contract/protocol.js';
+import { isAnswerOf, isPoll, SECRET_METHODS, timeoutBetweenTabs, type WorkerMethodName } from '../src/contract/methods.js';
 import type { Progress } from '../src/types.js';
-import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';
 import { Bucket } from './rate.js';
-import { announceInput, bytesToBase64Url, candidateKey, makeKeys, pairName, proofInput, sign, unlockInput, unlockKey, verify, type Keys } from './tab-keys.js';
-import { isFromLeader, isGroupMessage, isToLeader, type Call, type Done, type FromLeader, type GroupMessage, type ToLeader } from './tab-messages.js';
+import { Leading } from './leading.js';
+import { announceInput, candidateKey, makeKeys, pairName, proofInput, sign, unlockInput, unlockKey, verify, type Keys } from './tab-keys.js';
+import { isFromLeader, isGroupMessage, type FromLeader, type GroupMessage, type ToLeader } from './tab-messages.js';
 
 interface Pending {
   method: string;
@@ -48,17 +48,6 @@ interface Pending {
   sentTo: string | null;
   timeoutMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
-}
-
-interface Peer {
-  channel: BroadcastChannel;
-  /** Its public key: an unlock it sends is sealed for this pair (`unlockKey`). */
-  key: Uint8Array;
-  lastUsed: number;
-  /** Its calls this leader is running: a peer with any is never evicted. */
-  busy: number;
-  /** Its joins this leader takes again (a re-join, or the same join replayed by a script reading the group channel). */
-  joins: Bucket;
 }
 
 export interface GroupOptions {
@@ -78,23 +67,8 @@ export interface GroupOptions {
   onLocked?: () => void;
 }
 
-/**
- * Followers the leader keeps a pair channel open for; past this, the least recently active one with no call running
- * is asked to re-join, and a join finding every one busy is refused.
- */
-const MAX_PEERS = 64;
 /** Leaders a follower is waiting to be welcomed by at once (more means someone is posting forged announcements). */
 const MAX_CANDIDATES = 4;
-/**
- * Joins from new followers a leader takes per second, and at once, counted after the proof (encrypted database), so
- * a script without the key cannot spend them: past the rate a join is dropped and counted, not served.
- */
-const JOINS_PER_SECOND = 16;
-/** Joins of one follower already joined (its retries, or replays of its join) a leader takes per second, and at once. */
-const PEER_JOINS_PER_SECOND = 1;
-const PEER_JOINS_AT_ONCE = 4;
-/** A leader announces itself at most once per this (a flood of `who` gets one answer per window). */
-const ANNOUNCE_MS = 250;
 /** A signed announcement (encrypted database) older than this is refused: replaying a departed leader's does nothing. */
 const ANNOUNCE_FRESH_MS = 10_000;
 /** Announced leaders a follower asks to join per second, and at once, after the proof: forged announcements are dropped and counted. */
@@ -104,12 +78,6 @@ const JOIN_RETRY_MS = 1000;
 const JOIN_RETRIES = 10;
 /** How long a follower's leader has to answer a ping before another leader's welcome is believed. */
 const LIVENESS_MS = 3000;
-/**
- * Answers a leader keeps per follower, and followers it keeps answers for, so a retried call gets the original's:
- * a write's for good (they are small: ids, counts, records), a read's only while it runs (running one twice is harmless).
- */
-const ANSWERS_PER_PEER = 64;
-const ANSWER_PEERS = 2 * MAX_PEERS;
 /** A takeover that failed for a reason that may pass (STORE_FAILED, QUOTA_EXCEEDED) is tried again this often. */
 const TAKEOVER_RETRIES = 3;
 const TAKEOVER_RETRY_MS = 1000;
@@ -135,29 +103,21 @@ class Member implements Host {
   private pings = 0;
   /** The tab proof key (GroupOptions.auth), asked once. */
   private authKey: Promise<CryptoKey | null> | null = null;
-  /** Joins from new followers this leader takes, and announced leaders this follower asks to join. */
-  private readonly newJoins = new Bucket(JOINS_PER_SECOND, JOINS_PER_SECOND);
+  /** Announced leaders this follower asks to join. */
   private readonly newCandidates = new Bucket(CANDIDATES_PER_SECOND, CANDIDATES_PER_SECOND);
-  /** As leader: when it last announced itself, and the announcement waiting for the end of that window. */
-  private announcedAt = -Infinity;
-  private announceTimer: ReturnType<typeof setTimeout> | undefined;
   /** As follower: a `who` to post once a dropped announcement's tokens are back. */
   private askAgainTimer: ReturnType<typeof setTimeout> | undefined;
-  /** As leader: answers given or being given, by follower key then sequence number (most recent last). */
-  private readonly answers = new Map<string, Map<number, Promise<Done>>>();
   private takeoverFailures = 0;
   /**
    * Announced leaders this follower asked to join, by id and key (a forged announcement may reuse a real leader's
    * id), until one welcomes it.
    */
   private readonly candidates = new Map<string, BroadcastChannel>();
-  /** As leader: each follower's pair channel, by its public key. */
-  private readonly peers = new Map<string, Peer>();
   private readonly pending = new Map<number, Pending>();
   private seq = 0;
   private rejected = 0;
-  /** Calls this worker is running for followers: a closing leader finishes them before letting go. */
-  private readonly serving = new InFlight();
+  /** The leader's side: announcing, welcoming followers, serving their calls. */
+  private readonly leading: Leading;
   private releaseLock: () => void = () => undefined;
   private failure: unknown = null;
   private closed = false;
@@ -172,6 +132,23 @@ class Member implements Host {
     this.group = new BroadcastChannel(lockName);
     this.group.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveGroup(event.data));
     this.group.onmessageerror = () => this.rejected++;
+    const member = this;
+    this.leading = new Leading({
+      id: this.id,
+      keys,
+      lockName,
+      group: this.group,
+      get host() {
+        return member.host;
+      },
+      get closed() {
+        return member.closed;
+      },
+      auth: () => this.auth(),
+      post: (channel, message) => this.post(channel, message),
+      guarded: (handle) => this.guarded(handle),
+      reject: () => void this.rejected++,
+    });
   }
 
   async join(): Promise<void> {
@@ -266,22 +243,20 @@ class Member implements Host {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
-    clearTimeout(this.announceTimer);
+    this.leading.stopAnnouncing();
     clearTimeout(this.askAgainTimer);
     this.rejectPending(closedError());
     try {
       if (this.host) {
         // Answer what followers already sent, then hand over: a call arriving now stays pending on its follower
         // and is re-sent to the next leader.
-        await this.serving.settled();
+        await this.leading.served();
         await this.host.close();
-        for (const peer of this.peers.values()) this.post(peer.channel, { t: 'leaving' } satisfies FromLeader);
+        this.leading.leave();
       }
     } finally {
       this.releaseLock();
-      for (const peer of this.peers.values()) peer.channel.close();
-      this.peers.clear();
-      this.answers.clear();
+      this.leading.closePeers();
       this.dropLeader();
       this.group.close();
     }
@@ -310,22 +285,6 @@ class Member implements Host {
     }
   }
 
-  /** Leader: a follower's sealed unlock (see `unlock`). */
-  private async unlockFor(peer: Peer, args: unknown[]): Promise<object> {
-    const [iv, sealed] = args;
-    if (!this.host?.unlock) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'this database is not encrypted: it never locks');
-    if (!(iv instanceof Uint8Array) || iv.length !== 12 || !(sealed instanceof Uint8Array) || sealed.length > 64) throw new EngramError(ErrorCode.INVALID_INPUT, 'unlock(): malformed');
-    const key = await unlockKey(this.lockName, this.keys, peer.key);
-    let dataKey: Uint8Array;
-    try {
-      dataKey = new Uint8Array(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: iv as Uint8Array<ArrayBuffer>, additionalData: unlockInput(this.lockName, this.id) }, key, sealed as Uint8Array<ArrayBuffer>));
-    } catch {
-      // Sealed for another leader: the database changed hands since the call was sent.
-      throw new EngramError(ErrorCode.WORKER_FAILED, 'unlock(): the tab holding the database changed meanwhile; call it again');
-    }
-    await this.host.unlock(dataKey);
-    return {};
-  }
 
   /** Opens the database here and serves every follower, including the calls this worker had pending. */
   private async lead(): Promise<void> {
@@ -341,7 +300,7 @@ class Member implements Host {
     this.takeoverFailures = 0;
     host.onLock?.(() => {
       this.options.onLocked?.();
-      for (const peer of this.peers.values()) this.post(peer.channel, { t: 'locked' } satisfies FromLeader);
+      this.leading.locked();
     });
     this.dropLeader();
     for (const [seq, call] of this.pending) {
@@ -349,36 +308,11 @@ class Member implements Host {
       clearTimeout(call.timer);
       this.host.call(call.method, call.args, call.onProgress, call.sentTo !== null).then((value) => call.resolve(this.withCount(call.method, value)), call.reject);
     }
-    this.announce();
+    this.leading.announce();
     this.onLeader();
   }
 
-  /** Leader: announces itself on the group channel now, or at the end of the current ANNOUNCE_MS window. */
-  private announce(): void {
-    if (this.announceTimer !== undefined) return;
-    const wait = this.announcedAt + ANNOUNCE_MS - performance.now();
-    if (wait > 0) {
-      this.announceTimer = setTimeout(() => {
-        this.announceTimer = undefined;
-        this.announce();
-      }, wait);
-      return;
-    }
-    this.announcedAt = performance.now();
-    void this.announcement().then(
-      (message) => {
-        if (this.host && !this.closed) this.post(this.group, message);
-      },
-      () => this.rejected++, // no proof key any more: nothing to announce
-    );
-  }
 
-  private async announcement(): Promise<GroupMessage> {
-    const proofKey = await this.auth();
-    if (!proofKey) return { t: 'leader', id: this.id, key: this.keys.publicRaw };
-    const at = Date.now();
-    return { t: 'leader', id: this.id, key: this.keys.publicRaw, at, proof: await sign(proofKey, announceInput(this.lockName, this.id, this.keys.publicRaw, at)) };
-  }
 
   private fail(error: unknown): void {
     this.failure ??= error instanceof EngramError ? error : new EngramError(ErrorCode.WORKER_FAILED, `could not take over the database: ${String(error)}`);
@@ -467,14 +401,14 @@ class Member implements Host {
     }
     switch (data.t) {
       case 'who':
-        if (this.host) this.announce();
+        if (this.host) this.leading.announce();
         return;
       case 'leader':
         if (!this.host && data.id !== this.leader?.id && !this.candidates.has(candidateKey(data.id, data.key))) void this.askToJoin(data);
         return;
       case 'join':
         // A join for another leader (an impostor's, or one that left) is not this one's to count.
-        if (this.host && data.to === this.id) void this.welcome(data.key, data.proof);
+        if (this.host && data.to === this.id) void this.leading.welcome(data.key, data.proof);
     }
   }
 
@@ -545,68 +479,8 @@ class Member implements Host {
     }, 1000 / CANDIDATES_PER_SECOND);
   }
 
-  /**
-   * Leader: opens (or reuses) the pair channel with a follower and welcomes it there. Refused joins are counted:
-   * without a valid proof (encrypted database), past the rate, not a key on the curve, or with no room. The proof is
-   * checked first, so the rates are spent only by joins that hold the key: new followers share JOINS_PER_SECOND,
-   * and each joined one has its own.
-   */
-  private async welcome(followerKey: Uint8Array, proof: Uint8Array | undefined): Promise<void> {
-    const proofKey = await this.auth();
-    if (proofKey && !(proof && (await verify(proofKey, proofInput('join', this.lockName, this.id, followerKey, this.keys.publicRaw), proof)))) {
-      this.rejected++;
-      return;
-    }
-    if (this.closed || !this.host) return;
-    const peerId = bytesToBase64Url(followerKey);
-    let peer = this.peers.get(peerId);
-    if (!(peer ? peer.joins.take() : this.newJoins.take())) {
-      this.rejected++;
-      return;
-    }
-    peer ??= await this.openPeer(peerId, followerKey);
-    if (!peer || this.closed || !this.host) return;
-    peer.lastUsed = performance.now();
-    const welcomeProof = proofKey && (await sign(proofKey, proofInput('welcome', this.lockName, this.id, followerKey, this.keys.publicRaw)));
-    this.post(peer.channel, { t: 'welcome', id: this.id, ...(welcomeProof ? { proof: welcomeProof } : {}) } satisfies FromLeader);
-    if (this.host.locked) this.post(peer.channel, { t: 'locked' } satisfies FromLeader);
-  }
 
-  /** Leader: the pair channel with a new follower (or the one a concurrent join opened meanwhile); undefined when refused. */
-  private async openPeer(peerId: string, followerKey: Uint8Array): Promise<Peer | undefined> {
-    const name = await pairName(this.lockName, this.keys, followerKey).catch(() => null);
-    if (name === null) {
-      this.rejected++; // not a key on the curve
-      return undefined;
-    }
-    if (this.closed || !this.host) return undefined;
-    const joined = this.peers.get(peerId);
-    if (joined) return joined;
-    if (this.peers.size >= MAX_PEERS && !this.evictIdlestPeer()) {
-      this.rejected++;
-      return undefined;
-    }
-    const channel = new BroadcastChannel(name);
-    const peer: Peer = { channel, key: followerKey, lastUsed: performance.now(), busy: 0, joins: new Bucket(PEER_JOINS_PER_SECOND, PEER_JOINS_AT_ONCE) };
-    channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromFollower(peerId, peer, event.data));
-    channel.onmessageerror = () => this.rejected++;
-    this.peers.set(peerId, peer);
-    return peer;
-  }
 
-  /**
-   * Too many followers (or a script posting joins): the least recently active one with no call running is told to
-   * re-join, as after a handover. False when every one has calls running.
-   */
-  private evictIdlestPeer(): boolean {
-    let idlest: [string, Peer] | null = null;
-    for (const entry of this.peers) if (entry[1].busy === 0 && (!idlest || entry[1].lastUsed < idlest[1].lastUsed)) idlest = entry;
-    if (!idlest) return false;
-    this.post(idlest[1].channel, { t: 'leaving' } satisfies FromLeader);
-    idlest[1].channel.close();
-    this.peers.delete(idlest[0]);
-    return true;
-  }
 
   private receiveFromLeader(from: { id: string; key: Uint8Array; candidate: string; channel: BroadcastChannel }, data: unknown): void {
     if (this.closed) return;
@@ -708,67 +582,7 @@ class Member implements Host {
     return result;
   }
 
-  private receiveFromFollower(peerId: string, peer: Peer, data: unknown): void {
-    if (this.closed) return;
-    if (!isToLeader(data)) {
-      this.rejected++;
-      return;
-    }
-    if (!this.host) return;
-    peer.lastUsed = performance.now();
-    if (data.t === 'ping') this.post(peer.channel, { t: 'pong', n: data.n } satisfies FromLeader);
-    else this.serve(this.host, peerId, peer, data);
-  }
 
-  /**
-   * Runs a follower's call, once per (follower, sequence number): a retry (the follower re-joined, or re-sent after
-   * a handover) gets the original's answer, so a write never runs twice here.
-   */
-  private serve(host: Host, peerId: string, peer: Peer, { seq, method, args, retry, stack }: Call): void {
-    let answers = this.answers.get(peerId);
-    if (answers) this.answers.delete(peerId); // re-inserted last: the most recently active
-    else answers = new Map();
-    this.answers.set(peerId, answers);
-    for (const old of this.answers.keys()) {
-      if (this.answers.size <= ANSWER_PEERS) break;
-      this.answers.delete(old);
-    }
-    // Progress and answers go to the peer's channel of the moment (it may have re-joined meanwhile).
-    const channel = () => this.peers.get(peerId)?.channel ?? peer.channel;
-    let answer = answers.get(seq);
-    if (!answer && SECRET_METHODS.has(method)) {
-      // Only a hand-made follower sends one (a real one refuses it in its own tab): refused, counted, never run.
-      this.rejected++;
-      answer = Promise.resolve<Done>({ t: 'done', seq, error: toWireError(new EngramError(ErrorCode.INVALID_INPUT, `${method.slice(0, 40)}() runs only in the tab that holds the database, never for another tab`), stack) });
-    }
-    if (!answer) {
-      const onProgress = (progress: Progress) => this.post(channel(), { t: 'progress', seq, progress } satisfies FromLeader);
-      // host.call refuses any method outside the Memory API with INVALID_INPUT; a sealed one (`unlock`) is opened here.
-      const run = isSealed(method) ? this.unlockFor(peer, args) : host.call(method, args, onProgress, retry);
-      answer = run.then(
-        (value): Done => ({ t: 'done', seq, value }),
-        (error: unknown): Done => ({ t: 'done', seq, error: toWireError(error, stack) }),
-      );
-      answers.set(seq, answer);
-      if (!WRITE_METHODS.has(method)) void answer.then(() => answers.delete(seq));
-      for (const old of answers.keys()) {
-        if (answers.size <= ANSWERS_PER_PEER) break;
-        answers.delete(old);
-      }
-    }
-    peer.busy++;
-    const sent = answer
-      .then((done) => {
-        try {
-          this.post(channel(), done);
-        } catch (error) {
-          const wire = toWireError(toEngramError(error, ErrorCode.WORKER_FAILED, `the answer of ${method}() could not be sent to the calling tab`), stack);
-          this.post(channel(), { t: 'done', seq, error: wire } satisfies FromLeader);
-        }
-      })
-      .finally(() => peer.busy--);
-    void this.serving.track(sent);
-  }
 
   /** Posting on a channel closed meanwhile (an evicted follower, a closing worker) is dropped, not thrown. */
   private post(channel: BroadcastChannel, message: GroupMessage | FromLeader | ToLeader): void {
