@@ -27,57 +27,18 @@
  *
  * Why not a SharedWorker: it cannot use OPFS synchronous access handles, and Chrome on Android has none.
  */
-import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
+import { EngramError, ErrorCode } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
-import { closedError, fromWireError, timeoutError, type CallTimeouts } from '../src/contract/protocol.js';
-import { isAnswerOf, isPoll, SECRET_METHODS, timeoutBetweenTabs, type WorkerMethodName } from '../src/contract/methods.js';
+import { closedError, timeoutError } from '../src/contract/protocol.js';
+import { isPoll, SECRET_METHODS, type WorkerMethodName } from '../src/contract/methods.js';
 import type { Progress } from '../src/types.js';
 import type { Host } from './host.js';
-import { Bucket } from './rate.js';
+import { Following } from './following.js';
 import { Leading } from './leading.js';
-import { announceInput, candidateKey, makeKeys, pairName, proofInput, sign, unlockInput, unlockKey, verify, type Keys } from './tab-keys.js';
-import { isFromLeader, isGroupMessage, type FromLeader, type GroupMessage, type ToLeader } from './tab-messages.js';
+import type { GroupOptions, Seat } from './seat.js';
+import { makeKeys, unlockInput, unlockKey, type Keys } from './tab-keys.js';
+import { isGroupMessage, type FromLeader, type GroupMessage, type ToLeader } from './tab-messages.js';
 
-interface Pending {
-  method: string;
-  args: unknown[];
-  onProgress: ((progress: Progress) => void) | undefined;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-  /** The leader it was last sent to, or null when not sent yet. */
-  sentTo: string | null;
-  timeoutMs: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
-
-export interface GroupOptions {
-  timeouts: CallTimeouts;
-  /** Ask the leader for error stacks (`MemoryOptions.debug`). */
-  debug: boolean;
-  /**
-   * The HMAC key of an encrypted database's tab proofs (src/store/browser/keyring.ts `tabProofKey`), or null for a plain one.
-   * Asked by a leader once its database is open, by a follower before it joins; what it throws (WRONG_KEY,
-   * KEY_REQUIRED, NOT_ENCRYPTED) ends the join. Default: a plain database.
-   */
-  auth?: () => Promise<CryptoKey | null>;
-  /**
-   * The database locked itself after idle (this worker's host did, or the leader said so): the worker forgets its
-   * passphrase or key, so a takeover cannot open the database again without `unlock`.
-   */
-  onLocked?: () => void;
-}
-
-/** Leaders a follower is waiting to be welcomed by at once (more means someone is posting forged announcements). */
-const MAX_CANDIDATES = 4;
-/** A signed announcement (encrypted database) older than this is refused: replaying a departed leader's does nothing. */
-const ANNOUNCE_FRESH_MS = 10_000;
-/** Announced leaders a follower asks to join per second, and at once, after the proof: forged announcements are dropped and counted. */
-const CANDIDATES_PER_SECOND = 4;
-/** A follower not yet welcomed repeats its join this often (a join may have been dropped), this many times. */
-const JOIN_RETRY_MS = 1000;
-const JOIN_RETRIES = 10;
-/** How long a follower's leader has to answer a ping before another leader's welcome is believed. */
-const LIVENESS_MS = 3000;
 /** A takeover that failed for a reason that may pass (STORE_FAILED, QUOTA_EXCEEDED) is tried again this often. */
 const TAKEOVER_RETRIES = 3;
 const TAKEOVER_RETRY_MS = 1000;
@@ -96,28 +57,14 @@ class Member implements Host {
   private readonly group: BroadcastChannel;
   private readonly abort = new AbortController();
   private host: Host | null = null;
-  /** The leader this follower was welcomed by, its public key, and their pair channel. */
-  private leader: { id: string; key: Uint8Array; channel: BroadcastChannel } | null = null;
-  /** The liveness check of the current leader under way, and the pong it waits for. */
-  private liveness: { n: number; answered: () => void; result: Promise<boolean> } | null = null;
-  private pings = 0;
   /** The tab proof key (GroupOptions.auth), asked once. */
   private authKey: Promise<CryptoKey | null> | null = null;
-  /** Announced leaders this follower asks to join. */
-  private readonly newCandidates = new Bucket(CANDIDATES_PER_SECOND, CANDIDATES_PER_SECOND);
-  /** As follower: a `who` to post once a dropped announcement's tokens are back. */
-  private askAgainTimer: ReturnType<typeof setTimeout> | undefined;
   private takeoverFailures = 0;
-  /**
-   * Announced leaders this follower asked to join, by id and key (a forged announcement may reuse a real leader's
-   * id), until one welcomes it.
-   */
-  private readonly candidates = new Map<string, BroadcastChannel>();
-  private readonly pending = new Map<number, Pending>();
-  private seq = 0;
   private rejected = 0;
   /** The leader's side: announcing, welcoming followers, serving their calls. */
   private readonly leading: Leading;
+  /** The follower's side: joining the leader, sending this tab's calls to it. */
+  private readonly following: Following;
   private releaseLock: () => void = () => undefined;
   private failure: unknown = null;
   private closed = false;
@@ -133,11 +80,12 @@ class Member implements Host {
     this.group.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveGroup(event.data));
     this.group.onmessageerror = () => this.rejected++;
     const member = this;
-    this.leading = new Leading({
+    const seat: Seat = {
       id: this.id,
       keys,
       lockName,
       group: this.group,
+      options,
       get host() {
         return member.host;
       },
@@ -148,7 +96,12 @@ class Member implements Host {
       post: (channel, message) => this.post(channel, message),
       guarded: (handle) => this.guarded(handle),
       reject: () => void this.rejected++,
-    });
+      fail: (error) => this.fail(error),
+      found: () => this.onLeader(),
+      withCount: (method, value) => this.withCount(method, value),
+    };
+    this.leading = new Leading(seat);
+    this.following = new Following(seat);
   }
 
   async join(): Promise<void> {
@@ -230,13 +183,7 @@ class Member implements Host {
     if (this.host) return this.host.call(method, args, onProgress).then((value) => this.withCount(method, value));
     // Its secret stays in this tab's worker: never posted to the leader, nor kept to be re-sent after a handover.
     if (SECRET_METHODS.has(method)) return Promise.reject(notLeader(method, this.lockName));
-    return new Promise((resolve, reject) => {
-      const seq = ++this.seq;
-      const timeoutMs = timeoutBetweenTabs(method, this.options.timeouts);
-      this.pending.set(seq, { method, args, onProgress, resolve, reject, sentTo: null, timeoutMs, timer: undefined });
-      this.arm(seq);
-      this.send(seq);
-    });
+    return this.following.call(method, args, onProgress);
   }
 
   async close(): Promise<void> {
@@ -244,8 +191,7 @@ class Member implements Host {
     this.closed = true;
     this.abort.abort();
     this.leading.stopAnnouncing();
-    clearTimeout(this.askAgainTimer);
-    this.rejectPending(closedError());
+    this.following.stop(closedError());
     try {
       if (this.host) {
         // Answer what followers already sent, then hand over: a call arriving now stays pending on its follower
@@ -257,7 +203,7 @@ class Member implements Host {
     } finally {
       this.releaseLock();
       this.leading.closePeers();
-      this.dropLeader();
+      this.following.dropLeader();
       this.group.close();
     }
   }
@@ -274,7 +220,7 @@ class Member implements Host {
         if (!this.host.unlock) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'this database is not encrypted: it never locks');
         return await this.host.unlock(dataKey.slice()); // the host owns its copy
       }
-      const leader = this.leader;
+      const leader = this.following.leaderNow();
       if (!leader) throw new EngramError(ErrorCode.WORKER_FAILED, 'unlock(): no tab holds the database at the moment; try again');
       const iv = crypto.getRandomValues(new Uint8Array(12));
       const key = await unlockKey(this.lockName, this.keys, leader.key);
@@ -284,7 +230,6 @@ class Member implements Host {
       dataKey.fill(0);
     }
   }
-
 
   /** Opens the database here and serves every follower, including the calls this worker had pending. */
   private async lead(): Promise<void> {
@@ -302,21 +247,17 @@ class Member implements Host {
       this.options.onLocked?.();
       this.leading.locked();
     });
-    this.dropLeader();
-    for (const [seq, call] of this.pending) {
-      this.pending.delete(seq);
-      clearTimeout(call.timer);
+    this.following.dropLeader();
+    for (const call of this.following.takePending()) {
       this.host.call(call.method, call.args, call.onProgress, call.sentTo !== null).then((value) => call.resolve(this.withCount(call.method, value)), call.reject);
     }
     this.leading.announce();
     this.onLeader();
   }
 
-
-
   private fail(error: unknown): void {
     this.failure ??= error instanceof EngramError ? error : new EngramError(ErrorCode.WORKER_FAILED, `could not take over the database: ${String(error)}`);
-    this.rejectPending(this.failure);
+    this.following.rejectPending(this.failure);
     this.onLeader();
   }
 
@@ -331,45 +272,9 @@ class Member implements Host {
     return key;
   }
 
-  /** Ends every call still waiting for an answer with `error`. */
-  private rejectPending(error: unknown): void {
-    for (const call of this.pending.values()) {
-      clearTimeout(call.timer);
-      call.reject(error);
-    }
-    this.pending.clear();
-  }
-
   /** A poll (`status`) answers with this tab's own count of ignored messages and role, whichever tab answered the rest. */
   private withCount(method: string, value: unknown): unknown {
     return isPoll(method) && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected, leader: this.host !== null } : value;
-  }
-
-  /** (Re)starts the call's timeout: a call with no answer (and no progress) for its timeout rejects with TIMEOUT. */
-  private arm(seq: number): void {
-    const call = this.pending.get(seq);
-    if (!call) return;
-    clearTimeout(call.timer);
-    call.timer = setTimeout(() => {
-      this.pending.delete(seq);
-      call.reject(timeoutError(call.method, call.timeoutMs, 'the tab holding the database'));
-      // The leader may be gone without a word (or announcements were drowned out): look for it again.
-      if (!this.host && !this.closed) this.post(this.group, { t: 'who' });
-    }, call.timeoutMs);
-  }
-
-  private send(seq: number): void {
-    const call = this.pending.get(seq);
-    if (!call || !this.leader) return; // sent when a leader welcomes this worker
-    const retry = call.sentTo !== null;
-    call.sentTo = this.leader.id;
-    try {
-      this.post(this.leader.channel, { t: 'call', seq, method: call.method, args: call.args, retry, stack: this.options.debug } satisfies ToLeader);
-    } catch (error) {
-      this.pending.delete(seq);
-      clearTimeout(call.timer);
-      call.reject(toEngramError(error, ErrorCode.INVALID_INPUT, `the arguments of ${call.method}() cannot be sent to the tab holding the database`));
-    }
   }
 
   /**
@@ -385,14 +290,6 @@ class Member implements Host {
     }
   }
 
-  private dropLeader(): void {
-    this.leader?.channel.close();
-    this.leader = null;
-    this.liveness?.answered();
-    for (const channel of this.candidates.values()) channel.close();
-    this.candidates.clear();
-  }
-
   private receiveGroup(data: unknown): void {
     if (this.closed) return;
     if (!isGroupMessage(data)) {
@@ -404,185 +301,13 @@ class Member implements Host {
         if (this.host) this.leading.announce();
         return;
       case 'leader':
-        if (!this.host && data.id !== this.leader?.id && !this.candidates.has(candidateKey(data.id, data.key))) void this.askToJoin(data);
+        if (!this.host) this.following.announced(data);
         return;
       case 'join':
         // A join for another leader (an impostor's, or one that left) is not this one's to count.
         if (this.host && data.to === this.id) void this.leading.welcome(data.key, data.proof);
     }
   }
-
-  /**
-   * Follower: opens the pair channel with an announced leader and asks to join; it counts only once welcomed. An
-   * encrypted database's announcement must carry a fresh proof, checked before anything costly; the announcements
-   * left are taken at CANDIDATES_PER_SECOND.
-   */
-  private async askToJoin({ id: leaderId, key: leaderKey, at, proof: announced }: Extract<GroupMessage, { t: 'leader' }>): Promise<void> {
-    let proofKey: CryptoKey | null;
-    try {
-      proofKey = await this.auth();
-    } catch (error) {
-      this.fail(error); // this tab cannot join: no key, or not the database's
-      return;
-    }
-    if (proofKey) {
-      const fresh = at !== undefined && Math.abs(Date.now() - at) <= ANNOUNCE_FRESH_MS;
-      if (!fresh || !announced || !(await verify(proofKey, announceInput(this.lockName, leaderId, leaderKey, at), announced))) {
-        this.rejected++;
-        return;
-      }
-    }
-    const candidate = candidateKey(leaderId, leaderKey);
-    if (this.closed || this.host || this.candidates.has(candidate) || this.leader?.id === leaderId) return;
-    if (!this.newCandidates.take()) {
-      this.rejected++;
-      this.askAgainLater();
-      return;
-    }
-    const name = await pairName(this.lockName, this.keys, leaderKey).catch(() => null);
-    if (name === null) {
-      this.rejected++; // not a key on the curve
-      return;
-    }
-    if (this.closed || this.host || this.candidates.has(candidate) || this.leader?.id === leaderId) return;
-    const proof = proofKey && (await sign(proofKey, proofInput('join', this.lockName, leaderId, this.keys.publicRaw, leaderKey)));
-    if (this.closed || this.host || this.candidates.has(candidate)) return;
-    const channel = new BroadcastChannel(name);
-    const from = { id: leaderId, key: leaderKey, candidate, channel };
-    channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromLeader(from, event.data));
-    channel.onmessageerror = () => this.rejected++;
-    this.candidates.set(candidate, channel);
-    for (const [id, old] of this.candidates) {
-      if (this.candidates.size <= MAX_CANDIDATES) break;
-      old.close();
-      this.candidates.delete(id);
-    }
-    const join = { t: 'join', to: leaderId, key: this.keys.publicRaw, ...(proof ? { proof } : {}) } satisfies GroupMessage;
-    this.post(this.group, join);
-    // A leader drops joins past its rate: ask again until welcomed (or this candidate is dropped).
-    let retries = 0;
-    const timer = setInterval(() => {
-      if (this.closed || this.candidates.get(candidate) !== channel || ++retries > JOIN_RETRIES) clearInterval(timer);
-      else this.post(this.group, join);
-    }, JOIN_RETRY_MS);
-  }
-
-  /**
-   * A dropped announcement may have been the real leader's: once a token is back, ask again (one `who`, which the
-   * leader answers once per window).
-   */
-  private askAgainLater(): void {
-    if (this.askAgainTimer !== undefined) return;
-    this.askAgainTimer = setTimeout(() => {
-      this.askAgainTimer = undefined;
-      if (!this.closed && !this.host) this.post(this.group, { t: 'who' });
-    }, 1000 / CANDIDATES_PER_SECOND);
-  }
-
-
-
-
-  private receiveFromLeader(from: { id: string; key: Uint8Array; candidate: string; channel: BroadcastChannel }, data: unknown): void {
-    if (this.closed) return;
-    if (!isFromLeader(data) || (data.t === 'welcome' && data.id !== from.id)) {
-      this.rejected++;
-      return;
-    }
-    const current = this.leader?.channel === from.channel;
-    switch (data.t) {
-      case 'welcome':
-        if (this.host) return;
-        if (!current) {
-          void this.switchTo(from, data.proof);
-          return;
-        }
-        for (const [seq, call] of this.pending) if (call.sentTo === null) this.send(seq);
-        this.onLeader();
-        return;
-      case 'pong':
-        if (current && this.liveness?.n === data.n) this.liveness.answered();
-        return;
-      case 'locked':
-        if (current) this.options.onLocked?.();
-        return;
-      case 'leaving':
-        from.channel.close();
-        if (current) {
-          this.leader = null;
-          this.liveness?.answered();
-          this.post(this.group, { t: 'who' }); // the next leader may already be announced
-        } else this.candidates.delete(from.candidate);
-        return;
-      case 'progress': {
-        const call = this.pending.get(data.seq);
-        if (!current || call?.sentTo !== from.id) return;
-        this.arm(data.seq);
-        call.onProgress?.(data.progress);
-        return;
-      }
-      case 'done': {
-        const call = this.pending.get(data.seq);
-        if (!current || call?.sentTo !== from.id) return; // late: timed out, or re-sent elsewhere
-        this.pending.delete(data.seq);
-        clearTimeout(call.timer);
-        if (data.error) {
-          const error = fromWireError(data.error);
-          if (isEngramError(error, ErrorCode.LOCKED)) this.options.onLocked?.();
-          call.reject(error);
-        }
-        else if (isAnswerOf(call.method, data.value)) call.resolve(this.withCount(call.method, data.value));
-        else {
-          this.rejected++;
-          call.reject(new EngramError(ErrorCode.WORKER_FAILED, `the tab holding the database answered ${call.method}() with a value of the wrong shape`));
-        }
-      }
-    }
-  }
-
-  /**
-   * A leader other than the current one welcomed this follower. Followed only if it proves the data key (encrypted
-   * database) and the current leader is gone: it said `leaving`, or does not answer a ping. Otherwise it is an
-   * impostor (or a stale leader), refused and counted.
-   */
-  private async switchTo(from: { id: string; key: Uint8Array; candidate: string; channel: BroadcastChannel }, proof: Uint8Array | undefined): Promise<void> {
-    const proofKey = await this.auth().catch(() => undefined);
-    const proven = proofKey === null || (proofKey !== undefined && proof !== undefined && (await verify(proofKey, proofInput('welcome', this.lockName, from.id, this.keys.publicRaw, from.key), proof)));
-    const refused = !proven || (this.leader !== null && (await this.alive()));
-    if (this.closed || this.host || this.candidates.get(from.candidate) !== from.channel) return;
-    if (refused) {
-      this.rejected++;
-      from.channel.close();
-      this.candidates.delete(from.candidate);
-      return;
-    }
-    this.leader?.channel.close();
-    this.candidates.delete(from.candidate);
-    this.leader = { id: from.id, key: from.key, channel: from.channel };
-    for (const seq of this.pending.keys()) this.send(seq);
-    this.onLeader();
-  }
-
-  /** Pings the current leader on their pair channel: true when it answers within LIVENESS_MS. */
-  private alive(): Promise<boolean> {
-    const leader = this.leader;
-    if (!leader) return Promise.resolve(false);
-    if (this.liveness) return this.liveness.result;
-    const n = ++this.pings;
-    let answered = () => {};
-    const result = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), Math.min(LIVENESS_MS, this.options.timeouts.callMs));
-      // Resolves true only if this leader is still the one followed (dropLeader and `leaving` also call it).
-      answered = () => {
-        clearTimeout(timer);
-        resolve(this.leader === leader);
-      };
-    }).finally(() => (this.liveness = null));
-    this.liveness = { n, answered, result };
-    this.post(leader.channel, { t: 'ping', n } satisfies ToLeader);
-    return result;
-  }
-
-
 
   /** Posting on a channel closed meanwhile (an evicted follower, a closing worker) is dropped, not thrown. */
   private post(channel: BroadcastChannel, message: GroupMessage | FromLeader | ToLeader): void {

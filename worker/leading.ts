@@ -9,25 +9,9 @@ import type { Progress } from '../src/types.js';
 import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';
 import { Bucket } from './rate.js';
-import { announceInput, bytesToBase64Url, pairName, proofInput, sign, unlockInput, unlockKey, verify, type Keys } from './tab-keys.js';
+import type { Seat } from './seat.js';
+import { announceInput, bytesToBase64Url, pairName, proofInput, sign, unlockInput, unlockKey, verify } from './tab-keys.js';
 import { isToLeader, type Call, type Done, type FromLeader, type GroupMessage, type ToLeader } from './tab-messages.js';
-
-/** What the leader's side reads of the group member it belongs to. */
-export interface Seat {
-  readonly id: string;
-  readonly keys: Keys;
-  readonly lockName: string;
-  readonly group: BroadcastChannel;
-  /** This worker's host while it leads, else null. */
-  readonly host: Host | null;
-  readonly closed: boolean;
-  /** The tab proof key (GroupOptions.auth), or null for a plain database. */
-  auth(): Promise<CryptoKey | null>;
-  post(channel: BroadcastChannel, message: GroupMessage | FromLeader | ToLeader): void;
-  guarded(handle: () => void): void;
-  /** Counts a message ignored or refused (`status().rejectedMessages`). */
-  reject(): void;
-}
 
 interface Peer {
   channel: BroadcastChannel;
@@ -118,6 +102,7 @@ export class Leading {
     await this.seat.host.unlock(dataKey);
     return {};
   }
+
   /** Announces itself on the group channel now, or at the end of the current ANNOUNCE_MS window. */
   announce(): void {
     if (this.announceTimer !== undefined) return;
@@ -137,12 +122,14 @@ export class Leading {
       () => this.seat.reject(), // no proof key any more: nothing to announce
     );
   }
+
   private async announcement(): Promise<GroupMessage> {
     const proofKey = await this.seat.auth();
     if (!proofKey) return { t: 'leader', id: this.seat.id, key: this.seat.keys.publicRaw };
     const at = Date.now();
     return { t: 'leader', id: this.seat.id, key: this.seat.keys.publicRaw, at, proof: await sign(proofKey, announceInput(this.seat.lockName, this.seat.id, this.seat.keys.publicRaw, at)) };
   }
+
   /**
    * Opens (or reuses) the pair channel with a follower and welcomes it there. Refused joins are counted:
    * without a valid proof (encrypted database), past the rate, not a key on the curve, or with no room. The proof is
@@ -169,6 +156,7 @@ export class Leading {
     this.seat.post(peer.channel, { t: 'welcome', id: this.seat.id, ...(welcomeProof ? { proof: welcomeProof } : {}) } satisfies FromLeader);
     if (this.seat.host.locked) this.seat.post(peer.channel, { t: 'locked' } satisfies FromLeader);
   }
+
   /** The pair channel with a new follower (or the one a concurrent join opened meanwhile); undefined when refused. */
   private async openPeer(peerId: string, followerKey: Uint8Array): Promise<Peer | undefined> {
     const name = await pairName(this.seat.lockName, this.seat.keys, followerKey).catch(() => null);
@@ -190,6 +178,7 @@ export class Leading {
     this.peers.set(peerId, peer);
     return peer;
   }
+
   /**
    * Too many followers (or a script posting joins): the least recently active one with no call running is told to
    * re-join, as after a handover. False when every one has calls running.
@@ -203,6 +192,7 @@ export class Leading {
     this.peers.delete(idlest[0]);
     return true;
   }
+
   private receiveFromFollower(peerId: string, peer: Peer, data: unknown): void {
     if (this.seat.closed) return;
     if (!isToLeader(data)) {
@@ -214,6 +204,7 @@ export class Leading {
     if (data.t === 'ping') this.seat.post(peer.channel, { t: 'pong', n: data.n } satisfies FromLeader);
     else this.serve(this.seat.host, peerId, peer, data);
   }
+
   /**
    * Runs a follower's call, once per (follower, sequence number): a retry (the follower re-joined, or re-sent after
    * a handover) gets the original's answer, so a write never runs twice here.
