@@ -132,10 +132,10 @@ export interface WorkerMethodSpec {
 
 export const WORKER_METHODS = {
   // Also reports this tab's own worker, whichever tab answered the rest.
-  status: { timeout: 'call', runs: 'host', args: {}, answer: 'object', poll: true },
+  status: { timeout: 'call', runs: 'host', args: {}, poll: true },
   changePassphrase: { timeout: 'write', runs: 'tab', args: { current: 'string', next: 'string' } },
   // Checked in this tab's worker against the key record; another tab gets the data key sealed.
-  unlock: { timeout: 'write', runs: 'tab', args: { secret: 'object' }, answer: 'object', page: ([secret]) => [checkedSecret(secret)], sealed: { timeout: 'call' } },
+  unlock: { timeout: 'write', runs: 'tab', args: { secret: 'object' }, page: ([secret]) => [checkedSecret(secret)], sealed: { timeout: 'call' } },
 } as const satisfies { readonly [M in 'status' | 'changePassphrase' | 'unlock']: WorkerMethodSpec };
 
 /** `unlock`'s argument: a passphrase, or `{ passphrase }` / `{ key }`. */
