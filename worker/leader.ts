@@ -52,11 +52,12 @@ export async function joinGroup(lockName: string, startHost: () => Promise<Host>
   return member;
 }
 
-class Member implements Host {
-  private readonly id = newId();
-  private readonly group: BroadcastChannel;
+/** One worker of the group; both sides of the protocol read it as their Seat. */
+class Member implements Host, Seat {
+  readonly id = newId();
+  readonly group: BroadcastChannel;
   private readonly abort = new AbortController();
-  private host: Host | null = null;
+  host: Host | null = null;
   /** The tab proof key (GroupOptions.auth), asked once. */
   private authKey: Promise<CryptoKey | null> | null = null;
   private takeoverFailures = 0;
@@ -67,41 +68,20 @@ class Member implements Host {
   private readonly following: Following;
   private releaseLock: () => void = () => undefined;
   private failure: unknown = null;
-  private closed = false;
+  closed = false;
   private onLeader: () => void = () => undefined;
 
   constructor(
-    private readonly lockName: string,
+    readonly lockName: string,
     private readonly startHost: () => Promise<Host>,
-    private readonly options: GroupOptions,
-    private readonly keys: Keys,
+    readonly options: GroupOptions,
+    readonly keys: Keys,
   ) {
     this.group = new BroadcastChannel(lockName);
     this.group.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveGroup(event.data));
     this.group.onmessageerror = () => this.rejected++;
-    const member = this;
-    const seat: Seat = {
-      id: this.id,
-      keys,
-      lockName,
-      group: this.group,
-      options,
-      get host() {
-        return member.host;
-      },
-      get closed() {
-        return member.closed;
-      },
-      auth: () => this.auth(),
-      post: (channel, message) => this.post(channel, message),
-      guarded: (handle) => this.guarded(handle),
-      reject: () => void this.rejected++,
-      fail: (error) => this.fail(error),
-      found: () => this.onLeader(),
-      withCount: (method, value) => this.withCount(method, value),
-    };
-    this.leading = new Leading(seat);
-    this.following = new Following(seat);
+    this.leading = new Leading(this);
+    this.following = new Following(this);
   }
 
   async join(): Promise<void> {
@@ -255,14 +235,22 @@ class Member implements Host {
     this.onLeader();
   }
 
-  private fail(error: unknown): void {
+  reject(): void {
+    this.rejected++;
+  }
+
+  found(): void {
+    this.onLeader();
+  }
+
+  fail(error: unknown): void {
     this.failure ??= error instanceof EngramError ? error : new EngramError(ErrorCode.WORKER_FAILED, `could not take over the database: ${String(error)}`);
     this.following.rejectPending(this.failure);
     this.onLeader();
   }
 
   /** The tab proof key, asked once; a failure is not kept, so a later takeover asks again. */
-  private auth(): Promise<CryptoKey | null> {
+  auth(): Promise<CryptoKey | null> {
     if (this.authKey) return this.authKey;
     const key = this.options.auth?.() ?? Promise.resolve(null);
     this.authKey = key;
@@ -273,7 +261,7 @@ class Member implements Host {
   }
 
   /** A poll (`status`) answers with this tab's own count of ignored messages and role, whichever tab answered the rest. */
-  private withCount(method: string, value: unknown): unknown {
+  withCount(method: string, value: unknown): unknown {
     return isPoll(method) && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected, leader: this.host !== null } : value;
   }
 
@@ -281,7 +269,7 @@ class Member implements Host {
    * Runs a message handler so that nothing it throws escapes: an exception in a worker's event handler reaches the
    * page as the worker's `error` event, which ends the Memory for good.
    */
-  private guarded(handle: () => void): void {
+  guarded(handle: () => void): void {
     try {
       handle();
     } catch (error) {
@@ -310,7 +298,7 @@ class Member implements Host {
   }
 
   /** Posting on a channel closed meanwhile (an evicted follower, a closing worker) is dropped, not thrown. */
-  private post(channel: BroadcastChannel, message: GroupMessage | FromLeader | ToLeader): void {
+  post(channel: BroadcastChannel, message: GroupMessage | FromLeader | ToLeader): void {
     try {
       channel.postMessage(message);
     } catch (error) {
