@@ -40,11 +40,13 @@ function emit(): void {
     );
     if (rewritten !== code) writeFileSync(file, rewritten);
   }
-  // Of the worker, only its entry is a module apps import; the other declarations are internal, and they name
-  // wa-sqlite's ambient types (worker/wa-sqlite.d.ts), which are not shipped.
-  const workerDir = join(dist, 'worker');
-  for (const file of readdirSync(workerDir)) {
-    if (file.endsWith('.d.ts') && file !== 'index.d.ts') rmSync(join(workerDir, file));
+  // Of the worker, only its entry is a module apps import; the other declarations are internal, and with the browser
+  // store's (all but its types.ts, which the public types name) they may name wa-sqlite's ambient types
+  // (src/store/browser/wa-sqlite-modules.d.ts), which are not shipped.
+  for (const [dir, kept] of [[join(dist, 'worker'), 'index.d.ts'], [join(dist, 'src/store/browser'), 'types.d.ts']] as const) {
+    for (const file of readdirSync(dir)) {
+      if (file.endsWith('.d.ts') && file !== kept) rmSync(join(dir, file));
+    }
   }
 }
 

@@ -1,22 +1,22 @@
 import { createEngine } from '../src/engine/engine.js';
 import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
-import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/client/protocol.js';
-import { checkCall, engineArgs, MEMORY_METHODS, WRITE_METHODS, type MethodName, type MethodSpec } from '../src/client/methods.js';
+import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/contract/protocol.js';
+import { arityOf, checkCall, engineArgs, isMethodName, isPoll, MEMORY_METHODS, WRITE_METHODS, type HostOwnMethod, type MethodName, type MethodSpec } from '../src/contract/methods.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Progress } from '../src/types.js';
-import { openStore } from './open-store.js';
+import { openStore } from '../src/store/browser/open-store.js';
 import { isCurrent, readSnapshot, SnapshotKeeper } from './index-saver.js';
 
-/** Every call a Memory can make of the worker that holds the database. `status` rides along with the methods. */
-export type HostMethod = MethodName | 'status';
+/** Every call a Memory can make of the worker that holds the database: the engine's methods and the host's own (`status`). */
+export type HostMethod = MethodName | HostOwnMethod;
 
 export interface Host {
   /**
    * Runs one method on the engine. `retry` marks a call re-sent after the tab that first received it went away:
    * an `add` whose memories are all there already was committed then and is answered with its ids. `method` and
    * `args` come from a page or another tab: a method outside the Memory API, or arguments that do not fit its
-   * entry in MEMORY_METHODS (src/client/methods.ts), are refused with INVALID_INPUT. `signal` reaches the engine
+   * entry in MEMORY_METHODS (src/contract/methods.ts), are refused with INVALID_INPUT. `signal` reaches the engine
    * for the methods whose entry says `abortable`, never on a retry: a re-sent write may have been committed by its
    * first try, and only running it again tells (an aborted retry would answer ABORTED for what was written).
    */
@@ -124,6 +124,9 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ready,
   });
 
+  /** The host's own methods (WORKER_METHODS with `runs: 'host'`). */
+  const own: { readonly [M in HostOwnMethod]: () => Promise<unknown> } = { status };
+
   return {
     async call(name, args, onProgress, retry = false, signal) {
       // Only the Memory API runs: without this, a caller could name any engine method (`close`, `setEmbedder`, or
@@ -134,7 +137,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
         if (WRITE_METHODS.has(method)) snapshots.changed();
         return result;
       } finally {
-        if (method !== 'status') firstCallAnswered();
+        if (!isPoll(method)) firstCallAnswered();
       }
     },
     async close() {
@@ -145,7 +148,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
   };
 
   async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean, signal: AbortSignal | undefined): Promise<unknown> {
-    if (method === 'status') return status();
+    if (!isMethodName(method)) return own[method]();
     const spec: MethodSpec = MEMORY_METHODS[method];
     const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
     const call = () => run.apply(engine, engineArgs(method, args, onProgress, signal));

@@ -5,7 +5,8 @@
  * `unlock` opens it again with a data key, every call but `status` rejects with LOCKED.
  */
 import { EngramError, ErrorCode } from '../src/errors.js';
-import type { MemoryStatus, StorageKind } from '../src/client/protocol.js';
+import type { MemoryStatus, StorageKind } from '../src/contract/protocol.js';
+import { isPoll } from '../src/contract/methods.js';
 import type { Progress } from '../src/types.js';
 import type { Host } from './host.js';
 
@@ -58,7 +59,7 @@ export class LockingHost implements Host {
 
   async call(method: string, args: unknown[], onProgress?: (progress: Progress) => void, retry?: boolean, signal?: AbortSignal): Promise<unknown> {
     const host = this.locking ? null : this.host;
-    if (method === 'status') return host ? host.call('status', []) : this.lockedStatus();
+    if (isPoll(method)) return host ? host.call(method, []) : this.lockedStatus();
     if (!host) throw lockedError();
     this.active++;
     clearTimeout(this.timer);

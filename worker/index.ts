@@ -19,17 +19,18 @@ import {
   forwardedOptions,
   type WorkerApi,
   type WorkerOpenOptions,
-} from '../src/client/protocol.js';
-import { checkCall, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/client/methods.js';
-import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/client/page-hooks.js';
+} from '../src/contract/protocol.js';
+import { checkCall, isMethodName, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/contract/methods.js';
+import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/contract/remote-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
 import { joinGroup } from './leader.js';
-import { changePassphrase, deriveEarly, notEncrypted, tabProofKey, unlock } from './keyring.js';
+import { whileNoTabHolds } from './salvage-lock.js';
+import { changePassphrase, deriveEarly, notEncrypted, tabProofKey, unlock } from '../src/store/browser/keyring.js';
 import { LockingHost } from './idle-lock.js';
-import { resolveStorage } from './open-store.js';
-import { checkDatabaseName } from './sqlite-store.js';
-import { salvageDatabase, whileNoTabHolds } from './salvage.js';
+import { resolveStorage } from '../src/store/browser/open-store.js';
+import { checkDatabaseName } from '../src/store/browser/browser-store.js';
+import { salvageDatabase } from '../src/store/browser/salvage-read.js';
 
 installErrorTransfer();
 
@@ -73,7 +74,7 @@ function requireHost(): Host {
   return host;
 }
 
-/** This tab, as the methods' `inTab` steps read it (src/client/methods.ts). */
+/** This tab, as the methods' `inTab` steps read it (src/contract/methods.ts). */
 const callingTab: CallingTab = {
   newId,
   withSearchDefaults: (options) => (Object.keys(searchDefaults).length > 0 ? mergeSearchOptions(searchDefaults, options as object) : undefined),
@@ -153,7 +154,7 @@ const api: WorkerApi = {
     // Checked here, before the method's own step in this tab reads the arguments, and again where the call runs
     // (host.ts), which also refuses what another tab sends.
     const name = checkCall(method, args);
-    const spec: MethodSpec | undefined = name === 'status' ? undefined : MEMORY_METHODS[name];
+    const spec: MethodSpec | undefined = isMethodName(name) ? MEMORY_METHODS[name] : undefined;
     const wire = spec?.inTab ? spec.inTab(args, callingTab) : args;
     // Registered before the first await: an abort posted right after the call finds it.
     const id = Number.isSafeInteger(callId) && !aborts.has(callId!) ? callId! : undefined;

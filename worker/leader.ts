@@ -27,120 +27,18 @@
  *
  * Why not a SharedWorker: it cannot use OPFS synchronous access handles, and Chrome on Android has none.
  */
-import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
-import { abortedError } from '../src/util/abort.js';
+import { EngramError, ErrorCode } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
-import { closedError, fromWireError, isWireError, timeoutError, toWireError, type CallTimeouts, type WireError } from '../src/client/protocol.js';
-import { isAnswerOf, SECRET_METHODS, timeoutFor, WRITE_METHODS } from '../src/client/methods.js';
+import { closedError, timeoutError } from '../src/contract/protocol.js';
+import { isPoll, SECRET_METHODS, type WorkerMethodName } from '../src/contract/methods.js';
 import type { Progress } from '../src/types.js';
-import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';
+import { Following } from './following.js';
+import { Leading } from './leading.js';
+import type { GroupOptions, Seat } from './seat.js';
+import { makeKeys, unlockInput, unlockKey, type Keys } from './tab-keys.js';
+import { isGroupMessage, type FromLeader, type GroupMessage, type ToLeader } from './tab-messages.js';
 
-/** On the group channel, readable by every script of the origin: ids and public keys only. */
-type GroupMessage =
-  /** A worker looking for the leader: the leader announces itself again. */
-  | { t: 'who' }
-  /** `at` and `proof`: for an encrypted database, when it was signed (epoch ms) and the leader's HMAC (`announceInput`). */
-  | { t: 'leader'; id: string; key: Uint8Array; at?: number; proof?: Uint8Array }
-  /**
-   * A follower's public key, for the leader of id `to`: it opens their pair channel and welcomes it there. `proof`:
-   * for an encrypted database, the follower's HMAC over both keys (see `proofInput`).
-   */
-  | { t: 'join'; to: string; key: Uint8Array; proof?: Uint8Array };
-
-/** From the leader to one follower, on their pair channel. */
-type FromLeader =
-  | { t: 'welcome'; id: string; proof?: Uint8Array }
-  | { t: 'leaving' }
-  /** The database locked itself after idle (worker/idle-lock.ts): the follower forgets its passphrase. */
-  | { t: 'locked' }
-  | { t: 'pong'; n: number }
-  | { t: 'progress'; seq: number; progress: Progress }
-  | { t: 'done'; seq: number; value?: unknown; error?: WireError };
-
-/** From one follower to the leader, on their pair channel. `stack`: the caller opted in to error stacks. */
-type ToLeader =
-  | { t: 'call'; seq: number; method: string; args: unknown[]; retry: boolean; stack: boolean }
-  | { t: 'ping'; n: number }
-  /** The follower's page aborted call `seq` (its signal, or its timeout): the leader aborts the signal it runs with. */
-  | { t: 'abort'; seq: number };
-type Call = Extract<ToLeader, { t: 'call' }>;
-type Done = Extract<FromLeader, { t: 'done' }>;
-
-interface Pending {
-  method: string;
-  args: unknown[];
-  onProgress: ((progress: Progress) => void) | undefined;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-  /** The leader it was last sent to, or null when not sent yet. */
-  sentTo: string | null;
-  timeoutMs: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  /** The caller's signal: aborting it posts `abort` to the leader the call was sent to. */
-  signal: AbortSignal | undefined;
-}
-
-interface Peer {
-  channel: BroadcastChannel;
-  /** Its public key: an unlock it sends is sealed for this pair (`unlockKey`). */
-  key: Uint8Array;
-  lastUsed: number;
-  /** Its calls this leader is running: a peer with any is never evicted. */
-  busy: number;
-  /** Its joins this leader takes again (a re-join, or the same join replayed by a script reading the group channel). */
-  joins: Bucket;
-}
-
-export interface GroupOptions {
-  timeouts: CallTimeouts;
-  /** Ask the leader for error stacks (`MemoryOptions.debug`). */
-  debug: boolean;
-  /**
-   * The HMAC key of an encrypted database's tab proofs (worker/keyring.ts `tabProofKey`), or null for a plain one.
-   * Asked by a leader once its database is open, by a follower before it joins; what it throws (WRONG_KEY,
-   * KEY_REQUIRED, NOT_ENCRYPTED) ends the join. Default: a plain database.
-   */
-  auth?: () => Promise<CryptoKey | null>;
-  /**
-   * The database locked itself after idle (this worker's host did, or the leader said so): the worker forgets its
-   * passphrase or key, so a takeover cannot open the database again without `unlock`.
-   */
-  onLocked?: () => void;
-}
-
-/**
- * Followers the leader keeps a pair channel open for; past this, the least recently active one with no call running
- * is asked to re-join, and a join finding every one busy is refused.
- */
-const MAX_PEERS = 64;
-/** Leaders a follower is waiting to be welcomed by at once (more means someone is posting forged announcements). */
-const MAX_CANDIDATES = 4;
-/**
- * Joins from new followers a leader takes per second, and at once, counted after the proof (encrypted database), so
- * a script without the key cannot spend them: past the rate a join is dropped and counted, not served.
- */
-const JOINS_PER_SECOND = 16;
-/** Joins of one follower already joined (its retries, or replays of its join) a leader takes per second, and at once. */
-const PEER_JOINS_PER_SECOND = 1;
-const PEER_JOINS_AT_ONCE = 4;
-/** A leader announces itself at most once per this (a flood of `who` gets one answer per window). */
-const ANNOUNCE_MS = 250;
-/** A signed announcement (encrypted database) older than this is refused: replaying a departed leader's does nothing. */
-const ANNOUNCE_FRESH_MS = 10_000;
-/** Announced leaders a follower asks to join per second, and at once, after the proof: forged announcements are dropped and counted. */
-const CANDIDATES_PER_SECOND = 4;
-/** A follower not yet welcomed repeats its join this often (a join may have been dropped), this many times. */
-const JOIN_RETRY_MS = 1000;
-const JOIN_RETRIES = 10;
-/** How long a follower's leader has to answer a ping before another leader's welcome is believed. */
-const LIVENESS_MS = 3000;
-/**
- * Answers a leader keeps per follower, and followers it keeps answers for, so a retried call gets the original's:
- * a write's for good (they are small: ids, counts, records), a read's only while it runs (running one twice is harmless).
- */
-const ANSWERS_PER_PEER = 64;
-const ANSWER_PEERS = 2 * MAX_PEERS;
 /** A takeover that failed for a reason that may pass (STORE_FAILED, QUOTA_EXCEEDED) is tried again this often. */
 const TAKEOVER_RETRIES = 3;
 const TAKEOVER_RETRY_MS = 1000;
@@ -154,57 +52,36 @@ export async function joinGroup(lockName: string, startHost: () => Promise<Host>
   return member;
 }
 
-class Member implements Host {
-  private readonly id = newId();
-  private readonly group: BroadcastChannel;
+/** One worker of the group; both sides of the protocol read it as their Seat. */
+class Member implements Host, Seat {
+  readonly id = newId();
+  readonly group: BroadcastChannel;
   private readonly abort = new AbortController();
-  private host: Host | null = null;
-  /** The leader this follower was welcomed by, its public key, and their pair channel. */
-  private leader: { id: string; key: Uint8Array; channel: BroadcastChannel } | null = null;
-  /** The liveness check of the current leader under way, and the pong it waits for. */
-  private liveness: { n: number; answered: () => void; result: Promise<boolean> } | null = null;
-  private pings = 0;
+  host: Host | null = null;
   /** The tab proof key (GroupOptions.auth), asked once. */
   private authKey: Promise<CryptoKey | null> | null = null;
-  /** Joins from new followers this leader takes, and announced leaders this follower asks to join. */
-  private readonly newJoins = new Bucket(JOINS_PER_SECOND, JOINS_PER_SECOND);
-  private readonly newCandidates = new Bucket(CANDIDATES_PER_SECOND, CANDIDATES_PER_SECOND);
-  /** As leader: when it last announced itself, and the announcement waiting for the end of that window. */
-  private announcedAt = -Infinity;
-  private announceTimer: ReturnType<typeof setTimeout> | undefined;
-  /** As follower: a `who` to post once a dropped announcement's tokens are back. */
-  private askAgainTimer: ReturnType<typeof setTimeout> | undefined;
-  /** As leader: answers given or being given, by follower key then sequence number (most recent last). */
-  private readonly answers = new Map<string, Map<number, Promise<Done>>>();
   private takeoverFailures = 0;
-  /**
-   * Announced leaders this follower asked to join, by id and key (a forged announcement may reuse a real leader's
-   * id), until one welcomes it.
-   */
-  private readonly candidates = new Map<string, BroadcastChannel>();
-  /** As leader: each follower's pair channel, by its public key. */
-  private readonly peers = new Map<string, Peer>();
-  private readonly pending = new Map<number, Pending>();
-  private seq = 0;
   private rejected = 0;
-  /** Calls this worker is running for followers: a closing leader finishes them before letting go. */
-  private readonly serving = new InFlight();
-  /** As leader: the signals of followers' calls it runs, by follower key and sequence number, for their `abort`. */
-  private readonly running = new Map<string, AbortController>();
+  /** The leader's side: announcing, welcoming followers, serving their calls. */
+  private readonly leading: Leading;
+  /** The follower's side: joining the leader, sending this tab's calls to it. */
+  private readonly following: Following;
   private releaseLock: () => void = () => undefined;
   private failure: unknown = null;
-  private closed = false;
+  closed = false;
   private onLeader: () => void = () => undefined;
 
   constructor(
-    private readonly lockName: string,
+    readonly lockName: string,
     private readonly startHost: () => Promise<Host>,
-    private readonly options: GroupOptions,
-    private readonly keys: Keys,
+    readonly options: GroupOptions,
+    readonly keys: Keys,
   ) {
     this.group = new BroadcastChannel(lockName);
     this.group.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveGroup(event.data));
     this.group.onmessageerror = () => this.rejected++;
+    this.leading = new Leading(this);
+    this.following = new Following(this);
   }
 
   async join(): Promise<void> {
@@ -286,54 +163,27 @@ class Member implements Host {
     if (this.host) return this.host.call(method, args, onProgress, retry, signal).then((value) => this.withCount(method, value));
     // Its secret stays in this tab's worker: never posted to the leader, nor kept to be re-sent after a handover.
     if (SECRET_METHODS.has(method)) return Promise.reject(notLeader(method, this.lockName));
-    if (signal?.aborted) return Promise.reject(abortedError(method, signal));
-    const seq = ++this.seq;
-    const onAbort = () => this.abortCall(seq);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const answer = new Promise((resolve, reject) => {
-      const timeoutMs = timeoutFor(method, this.options.timeouts);
-      this.pending.set(seq, { method, args, onProgress, resolve, reject, sentTo: null, timeoutMs, timer: undefined, signal });
-      this.arm(seq);
-      this.send(seq);
-    });
-    return answer.finally(() => signal?.removeEventListener('abort', onAbort));
-  }
-
-  /**
-   * The caller aborted call `seq`: one not sent yet ends here with ABORTED (nothing of it reached a leader); one sent
-   * is aborted in the leader, whose answer (ABORTED, or the value of a call past its commit) ends it.
-   */
-  private abortCall(seq: number): void {
-    const call = this.pending.get(seq);
-    if (!call) return;
-    if (call.sentTo === null) {
-      this.pending.delete(seq);
-      clearTimeout(call.timer);
-      call.reject(abortedError(call.method, call.signal));
-    } else if (this.leader?.id === call.sentTo) this.post(this.leader.channel, { t: 'abort', seq } satisfies ToLeader);
+    return this.following.call(method, args, onProgress, signal);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
-    clearTimeout(this.announceTimer);
-    clearTimeout(this.askAgainTimer);
-    this.rejectPending(closedError());
+    this.leading.stopAnnouncing();
+    this.following.stop(closedError());
     try {
       if (this.host) {
         // Answer what followers already sent, then hand over: a call arriving now stays pending on its follower
         // and is re-sent to the next leader.
-        await this.serving.settled();
+        await this.leading.served();
         await this.host.close();
-        for (const peer of this.peers.values()) this.post(peer.channel, { t: 'leaving' } satisfies FromLeader);
+        this.leading.leave();
       }
     } finally {
       this.releaseLock();
-      for (const peer of this.peers.values()) peer.channel.close();
-      this.peers.clear();
-      this.answers.clear();
-      this.dropLeader();
+      this.leading.closePeers();
+      this.following.dropLeader();
       this.group.close();
     }
   }
@@ -350,32 +200,15 @@ class Member implements Host {
         if (!this.host.unlock) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'this database is not encrypted: it never locks');
         return await this.host.unlock(dataKey.slice()); // the host owns its copy
       }
-      const leader = this.leader;
+      const leader = this.following.leaderNow();
       if (!leader) throw new EngramError(ErrorCode.WORKER_FAILED, 'unlock(): no tab holds the database at the moment; try again');
       const iv = crypto.getRandomValues(new Uint8Array(12));
       const key = await unlockKey(this.lockName, this.keys, leader.key);
       const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: unlockInput(this.lockName, leader.id) }, key, dataKey as Uint8Array<ArrayBuffer>));
-      await this.call(UNLOCK, [iv, sealed]);
+      await this.call('unlock' satisfies WorkerMethodName, [iv, sealed]);
     } finally {
       dataKey.fill(0);
     }
-  }
-
-  /** Leader: a follower's sealed unlock (see `unlock`). */
-  private async unlockFor(peer: Peer, args: unknown[]): Promise<object> {
-    const [iv, sealed] = args;
-    if (!this.host?.unlock) throw new EngramError(ErrorCode.NOT_ENCRYPTED, 'this database is not encrypted: it never locks');
-    if (!(iv instanceof Uint8Array) || iv.length !== 12 || !(sealed instanceof Uint8Array) || sealed.length > 64) throw new EngramError(ErrorCode.INVALID_INPUT, 'unlock(): malformed');
-    const key = await unlockKey(this.lockName, this.keys, peer.key);
-    let dataKey: Uint8Array;
-    try {
-      dataKey = new Uint8Array(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: iv as Uint8Array<ArrayBuffer>, additionalData: unlockInput(this.lockName, this.id) }, key, sealed as Uint8Array<ArrayBuffer>));
-    } catch {
-      // Sealed for another leader: the database changed hands since the call was sent.
-      throw new EngramError(ErrorCode.WORKER_FAILED, 'unlock(): the tab holding the database changed meanwhile; call it again');
-    }
-    await this.host.unlock(dataKey);
-    return {};
   }
 
   /** Opens the database here and serves every follower, including the calls this worker had pending. */
@@ -392,53 +225,32 @@ class Member implements Host {
     this.takeoverFailures = 0;
     host.onLock?.(() => {
       this.options.onLocked?.();
-      for (const peer of this.peers.values()) this.post(peer.channel, { t: 'locked' } satisfies FromLeader);
+      this.leading.locked();
     });
-    this.dropLeader();
-    for (const [seq, call] of this.pending) {
-      this.pending.delete(seq);
-      clearTimeout(call.timer);
+    this.following.dropLeader();
+    for (const call of this.following.takePending()) {
       this.host.call(call.method, call.args, call.onProgress, call.sentTo !== null, call.signal).then((value) => call.resolve(this.withCount(call.method, value)), call.reject);
     }
-    this.announce();
+    this.leading.announce();
     this.onLeader();
   }
 
-  /** Leader: announces itself on the group channel now, or at the end of the current ANNOUNCE_MS window. */
-  private announce(): void {
-    if (this.announceTimer !== undefined) return;
-    const wait = this.announcedAt + ANNOUNCE_MS - performance.now();
-    if (wait > 0) {
-      this.announceTimer = setTimeout(() => {
-        this.announceTimer = undefined;
-        this.announce();
-      }, wait);
-      return;
-    }
-    this.announcedAt = performance.now();
-    void this.announcement().then(
-      (message) => {
-        if (this.host && !this.closed) this.post(this.group, message);
-      },
-      () => this.rejected++, // no proof key any more: nothing to announce
-    );
+  reject(): void {
+    this.rejected++;
   }
 
-  private async announcement(): Promise<GroupMessage> {
-    const proofKey = await this.auth();
-    if (!proofKey) return { t: 'leader', id: this.id, key: this.keys.publicRaw };
-    const at = Date.now();
-    return { t: 'leader', id: this.id, key: this.keys.publicRaw, at, proof: await sign(proofKey, announceInput(this.lockName, this.id, this.keys.publicRaw, at)) };
+  found(): void {
+    this.onLeader();
   }
 
-  private fail(error: unknown): void {
+  fail(error: unknown): void {
     this.failure ??= error instanceof EngramError ? error : new EngramError(ErrorCode.WORKER_FAILED, `could not take over the database: ${String(error)}`);
-    this.rejectPending(this.failure);
+    this.following.rejectPending(this.failure);
     this.onLeader();
   }
 
   /** The tab proof key, asked once; a failure is not kept, so a later takeover asks again. */
-  private auth(): Promise<CryptoKey | null> {
+  auth(): Promise<CryptoKey | null> {
     if (this.authKey) return this.authKey;
     const key = this.options.auth?.() ?? Promise.resolve(null);
     this.authKey = key;
@@ -448,68 +260,22 @@ class Member implements Host {
     return key;
   }
 
-  /** Ends every call still waiting for an answer with `error`. */
-  private rejectPending(error: unknown): void {
-    for (const call of this.pending.values()) {
-      clearTimeout(call.timer);
-      call.reject(error);
-    }
-    this.pending.clear();
-  }
-
-  /** `status` answers with this tab's own count of ignored messages and role, whichever tab answered the rest. */
-  private withCount(method: string, value: unknown): unknown {
-    return method === 'status' && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected, leader: this.host !== null } : value;
-  }
-
-  /** (Re)starts the call's timeout: a call with no answer (and no progress) for its timeout rejects with TIMEOUT. */
-  private arm(seq: number): void {
-    const call = this.pending.get(seq);
-    if (!call) return;
-    clearTimeout(call.timer);
-    call.timer = setTimeout(() => {
-      // The leader stops the call where it still can, as the caller's signal would.
-      if (call.sentTo !== null && this.leader?.id === call.sentTo) this.post(this.leader.channel, { t: 'abort', seq } satisfies ToLeader);
-      this.pending.delete(seq);
-      call.reject(timeoutError(call.method, call.timeoutMs, 'the tab holding the database'));
-      // The leader may be gone without a word (or announcements were drowned out): look for it again.
-      if (!this.host && !this.closed) this.post(this.group, { t: 'who' });
-    }, call.timeoutMs);
-  }
-
-  private send(seq: number): void {
-    const call = this.pending.get(seq);
-    if (!call || !this.leader) return; // sent when a leader welcomes this worker
-    const retry = call.sentTo !== null;
-    call.sentTo = this.leader.id;
-    try {
-      this.post(this.leader.channel, { t: 'call', seq, method: call.method, args: call.args, retry, stack: this.options.debug } satisfies ToLeader);
-    } catch (error) {
-      this.pending.delete(seq);
-      clearTimeout(call.timer);
-      call.reject(toEngramError(error, ErrorCode.INVALID_INPUT, `the arguments of ${call.method}() cannot be sent to the tab holding the database`));
-    }
+  /** A poll (`status`) answers with this tab's own count of ignored messages and role, whichever tab answered the rest. */
+  withCount(method: string, value: unknown): unknown {
+    return isPoll(method) && typeof value === 'object' && value !== null ? { ...value, rejectedMessages: this.rejected, leader: this.host !== null } : value;
   }
 
   /**
    * Runs a message handler so that nothing it throws escapes: an exception in a worker's event handler reaches the
    * page as the worker's `error` event, which ends the Memory for good.
    */
-  private guarded(handle: () => void): void {
+  guarded(handle: () => void): void {
     try {
       handle();
     } catch (error) {
       this.rejected++;
       console.warn('Engram: a channel message could not be handled', error);
     }
-  }
-
-  private dropLeader(): void {
-    this.leader?.channel.close();
-    this.leader = null;
-    this.liveness?.answered();
-    for (const channel of this.candidates.values()) channel.close();
-    this.candidates.clear();
   }
 
   private receiveGroup(data: unknown): void {
@@ -520,316 +286,19 @@ class Member implements Host {
     }
     switch (data.t) {
       case 'who':
-        if (this.host) this.announce();
+        if (this.host) this.leading.announce();
         return;
       case 'leader':
-        if (!this.host && data.id !== this.leader?.id && !this.candidates.has(candidateKey(data.id, data.key))) void this.askToJoin(data);
+        if (!this.host) this.following.announced(data);
         return;
       case 'join':
         // A join for another leader (an impostor's, or one that left) is not this one's to count.
-        if (this.host && data.to === this.id) void this.welcome(data.key, data.proof);
+        if (this.host && data.to === this.id) void this.leading.welcome(data.key, data.proof);
     }
-  }
-
-  /**
-   * Follower: opens the pair channel with an announced leader and asks to join; it counts only once welcomed. An
-   * encrypted database's announcement must carry a fresh proof, checked before anything costly; the announcements
-   * left are taken at CANDIDATES_PER_SECOND.
-   */
-  private async askToJoin({ id: leaderId, key: leaderKey, at, proof: announced }: Extract<GroupMessage, { t: 'leader' }>): Promise<void> {
-    let proofKey: CryptoKey | null;
-    try {
-      proofKey = await this.auth();
-    } catch (error) {
-      this.fail(error); // this tab cannot join: no key, or not the database's
-      return;
-    }
-    if (proofKey) {
-      const fresh = at !== undefined && Math.abs(Date.now() - at) <= ANNOUNCE_FRESH_MS;
-      if (!fresh || !announced || !(await verify(proofKey, announceInput(this.lockName, leaderId, leaderKey, at), announced))) {
-        this.rejected++;
-        return;
-      }
-    }
-    const candidate = candidateKey(leaderId, leaderKey);
-    if (this.closed || this.host || this.candidates.has(candidate) || this.leader?.id === leaderId) return;
-    if (!this.newCandidates.take()) {
-      this.rejected++;
-      this.askAgainLater();
-      return;
-    }
-    const name = await pairName(this.lockName, this.keys, leaderKey).catch(() => null);
-    if (name === null) {
-      this.rejected++; // not a key on the curve
-      return;
-    }
-    if (this.closed || this.host || this.candidates.has(candidate) || this.leader?.id === leaderId) return;
-    const proof = proofKey && (await sign(proofKey, proofInput('join', this.lockName, leaderId, this.keys.publicRaw, leaderKey)));
-    if (this.closed || this.host || this.candidates.has(candidate)) return;
-    const channel = new BroadcastChannel(name);
-    const from = { id: leaderId, key: leaderKey, candidate, channel };
-    channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromLeader(from, event.data));
-    channel.onmessageerror = () => this.rejected++;
-    this.candidates.set(candidate, channel);
-    for (const [id, old] of this.candidates) {
-      if (this.candidates.size <= MAX_CANDIDATES) break;
-      old.close();
-      this.candidates.delete(id);
-    }
-    const join = { t: 'join', to: leaderId, key: this.keys.publicRaw, ...(proof ? { proof } : {}) } satisfies GroupMessage;
-    this.post(this.group, join);
-    // A leader drops joins past its rate: ask again until welcomed (or this candidate is dropped).
-    let retries = 0;
-    const timer = setInterval(() => {
-      if (this.closed || this.candidates.get(candidate) !== channel || ++retries > JOIN_RETRIES) clearInterval(timer);
-      else this.post(this.group, join);
-    }, JOIN_RETRY_MS);
-  }
-
-  /**
-   * A dropped announcement may have been the real leader's: once a token is back, ask again (one `who`, which the
-   * leader answers once per window).
-   */
-  private askAgainLater(): void {
-    if (this.askAgainTimer !== undefined) return;
-    this.askAgainTimer = setTimeout(() => {
-      this.askAgainTimer = undefined;
-      if (!this.closed && !this.host) this.post(this.group, { t: 'who' });
-    }, 1000 / CANDIDATES_PER_SECOND);
-  }
-
-  /**
-   * Leader: opens (or reuses) the pair channel with a follower and welcomes it there. Refused joins are counted:
-   * without a valid proof (encrypted database), past the rate, not a key on the curve, or with no room. The proof is
-   * checked first, so the rates are spent only by joins that hold the key: new followers share JOINS_PER_SECOND,
-   * and each joined one has its own.
-   */
-  private async welcome(followerKey: Uint8Array, proof: Uint8Array | undefined): Promise<void> {
-    const proofKey = await this.auth();
-    if (proofKey && !(proof && (await verify(proofKey, proofInput('join', this.lockName, this.id, followerKey, this.keys.publicRaw), proof)))) {
-      this.rejected++;
-      return;
-    }
-    if (this.closed || !this.host) return;
-    const peerId = bytesToBase64Url(followerKey);
-    let peer = this.peers.get(peerId);
-    if (!(peer ? peer.joins.take() : this.newJoins.take())) {
-      this.rejected++;
-      return;
-    }
-    peer ??= await this.openPeer(peerId, followerKey);
-    if (!peer || this.closed || !this.host) return;
-    peer.lastUsed = performance.now();
-    const welcomeProof = proofKey && (await sign(proofKey, proofInput('welcome', this.lockName, this.id, followerKey, this.keys.publicRaw)));
-    this.post(peer.channel, { t: 'welcome', id: this.id, ...(welcomeProof ? { proof: welcomeProof } : {}) } satisfies FromLeader);
-    if (this.host.locked) this.post(peer.channel, { t: 'locked' } satisfies FromLeader);
-  }
-
-  /** Leader: the pair channel with a new follower (or the one a concurrent join opened meanwhile); undefined when refused. */
-  private async openPeer(peerId: string, followerKey: Uint8Array): Promise<Peer | undefined> {
-    const name = await pairName(this.lockName, this.keys, followerKey).catch(() => null);
-    if (name === null) {
-      this.rejected++; // not a key on the curve
-      return undefined;
-    }
-    if (this.closed || !this.host) return undefined;
-    const joined = this.peers.get(peerId);
-    if (joined) return joined;
-    if (this.peers.size >= MAX_PEERS && !this.evictIdlestPeer()) {
-      this.rejected++;
-      return undefined;
-    }
-    const channel = new BroadcastChannel(name);
-    const peer: Peer = { channel, key: followerKey, lastUsed: performance.now(), busy: 0, joins: new Bucket(PEER_JOINS_PER_SECOND, PEER_JOINS_AT_ONCE) };
-    channel.onmessage = (event: MessageEvent<unknown>) => this.guarded(() => this.receiveFromFollower(peerId, peer, event.data));
-    channel.onmessageerror = () => this.rejected++;
-    this.peers.set(peerId, peer);
-    return peer;
-  }
-
-  /**
-   * Too many followers (or a script posting joins): the least recently active one with no call running is told to
-   * re-join, as after a handover. False when every one has calls running.
-   */
-  private evictIdlestPeer(): boolean {
-    let idlest: [string, Peer] | null = null;
-    for (const entry of this.peers) if (entry[1].busy === 0 && (!idlest || entry[1].lastUsed < idlest[1].lastUsed)) idlest = entry;
-    if (!idlest) return false;
-    this.post(idlest[1].channel, { t: 'leaving' } satisfies FromLeader);
-    idlest[1].channel.close();
-    this.peers.delete(idlest[0]);
-    return true;
-  }
-
-  private receiveFromLeader(from: { id: string; key: Uint8Array; candidate: string; channel: BroadcastChannel }, data: unknown): void {
-    if (this.closed) return;
-    if (!isFromLeader(data) || (data.t === 'welcome' && data.id !== from.id)) {
-      this.rejected++;
-      return;
-    }
-    const current = this.leader?.channel === from.channel;
-    switch (data.t) {
-      case 'welcome':
-        if (this.host) return;
-        if (!current) {
-          void this.switchTo(from, data.proof);
-          return;
-        }
-        for (const [seq, call] of this.pending) if (call.sentTo === null) this.send(seq);
-        this.onLeader();
-        return;
-      case 'pong':
-        if (current && this.liveness?.n === data.n) this.liveness.answered();
-        return;
-      case 'locked':
-        if (current) this.options.onLocked?.();
-        return;
-      case 'leaving':
-        from.channel.close();
-        if (current) {
-          this.leader = null;
-          this.liveness?.answered();
-          this.post(this.group, { t: 'who' }); // the next leader may already be announced
-        } else this.candidates.delete(from.candidate);
-        return;
-      case 'progress': {
-        const call = this.pending.get(data.seq);
-        if (!current || call?.sentTo !== from.id) return;
-        this.arm(data.seq);
-        call.onProgress?.(data.progress);
-        return;
-      }
-      case 'done': {
-        const call = this.pending.get(data.seq);
-        if (!current || call?.sentTo !== from.id) return; // late: timed out, or re-sent elsewhere
-        this.pending.delete(data.seq);
-        clearTimeout(call.timer);
-        if (data.error) {
-          const error = fromWireError(data.error);
-          if (isEngramError(error, ErrorCode.LOCKED)) this.options.onLocked?.();
-          call.reject(error);
-        }
-        else if (isAnswerOf(call.method, data.value)) call.resolve(this.withCount(call.method, data.value));
-        else {
-          this.rejected++;
-          call.reject(new EngramError(ErrorCode.WORKER_FAILED, `the tab holding the database answered ${call.method}() with a value of the wrong shape`));
-        }
-      }
-    }
-  }
-
-  /**
-   * A leader other than the current one welcomed this follower. Followed only if it proves the data key (encrypted
-   * database) and the current leader is gone: it said `leaving`, or does not answer a ping. Otherwise it is an
-   * impostor (or a stale leader), refused and counted.
-   */
-  private async switchTo(from: { id: string; key: Uint8Array; candidate: string; channel: BroadcastChannel }, proof: Uint8Array | undefined): Promise<void> {
-    const proofKey = await this.auth().catch(() => undefined);
-    const proven = proofKey === null || (proofKey !== undefined && proof !== undefined && (await verify(proofKey, proofInput('welcome', this.lockName, from.id, this.keys.publicRaw, from.key), proof)));
-    const refused = !proven || (this.leader !== null && (await this.alive()));
-    if (this.closed || this.host || this.candidates.get(from.candidate) !== from.channel) return;
-    if (refused) {
-      this.rejected++;
-      from.channel.close();
-      this.candidates.delete(from.candidate);
-      return;
-    }
-    this.leader?.channel.close();
-    this.candidates.delete(from.candidate);
-    this.leader = { id: from.id, key: from.key, channel: from.channel };
-    for (const seq of this.pending.keys()) this.send(seq);
-    this.onLeader();
-  }
-
-  /** Pings the current leader on their pair channel: true when it answers within LIVENESS_MS. */
-  private alive(): Promise<boolean> {
-    const leader = this.leader;
-    if (!leader) return Promise.resolve(false);
-    if (this.liveness) return this.liveness.result;
-    const n = ++this.pings;
-    let answered = () => {};
-    const result = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), Math.min(LIVENESS_MS, this.options.timeouts.callMs));
-      // Resolves true only if this leader is still the one followed (dropLeader and `leaving` also call it).
-      answered = () => {
-        clearTimeout(timer);
-        resolve(this.leader === leader);
-      };
-    }).finally(() => (this.liveness = null));
-    this.liveness = { n, answered, result };
-    this.post(leader.channel, { t: 'ping', n } satisfies ToLeader);
-    return result;
-  }
-
-  private receiveFromFollower(peerId: string, peer: Peer, data: unknown): void {
-    if (this.closed) return;
-    if (!isToLeader(data)) {
-      this.rejected++;
-      return;
-    }
-    if (!this.host) return;
-    peer.lastUsed = performance.now();
-    if (data.t === 'ping') this.post(peer.channel, { t: 'pong', n: data.n } satisfies FromLeader);
-    else if (data.t === 'abort') this.running.get(`${peerId}:${data.seq}`)?.abort();
-    else this.serve(this.host, peerId, peer, data);
-  }
-
-  /**
-   * Runs a follower's call, once per (follower, sequence number): a retry (the follower re-joined, or re-sent after
-   * a handover) gets the original's answer, so a write never runs twice here.
-   */
-  private serve(host: Host, peerId: string, peer: Peer, { seq, method, args, retry, stack }: Call): void {
-    let answers = this.answers.get(peerId);
-    if (answers) this.answers.delete(peerId); // re-inserted last: the most recently active
-    else answers = new Map();
-    this.answers.set(peerId, answers);
-    for (const old of this.answers.keys()) {
-      if (this.answers.size <= ANSWER_PEERS) break;
-      this.answers.delete(old);
-    }
-    // Progress and answers go to the peer's channel of the moment (it may have re-joined meanwhile).
-    const channel = () => this.peers.get(peerId)?.channel ?? peer.channel;
-    let answer = answers.get(seq);
-    if (!answer && SECRET_METHODS.has(method)) {
-      // Only a hand-made follower sends one (a real one refuses it in its own tab): refused, counted, never run.
-      this.rejected++;
-      answer = Promise.resolve<Done>({ t: 'done', seq, error: toWireError(new EngramError(ErrorCode.INVALID_INPUT, `${method.slice(0, 40)}() runs only in the tab that holds the database, never for another tab`), stack) });
-    }
-    if (!answer) {
-      const onProgress = (progress: Progress) => this.post(channel(), { t: 'progress', seq, progress } satisfies FromLeader);
-      // Its signal, for the follower's `abort` (registered before the call starts, which is before any abort of it).
-      const key = `${peerId}:${seq}`;
-      const controller = new AbortController();
-      this.running.set(key, controller);
-      // host.call refuses any method outside the Memory API with INVALID_INPUT; `unlock` is this file's own.
-      const run = (method === UNLOCK ? this.unlockFor(peer, args) : host.call(method, args, onProgress, retry, controller.signal)).finally(() => this.running.delete(key));
-      answer = run.then(
-        (value): Done => ({ t: 'done', seq, value }),
-        (error: unknown): Done => ({ t: 'done', seq, error: toWireError(error, stack) }),
-      );
-      answers.set(seq, answer);
-      if (!WRITE_METHODS.has(method)) void answer.then(() => answers.delete(seq));
-      for (const old of answers.keys()) {
-        if (answers.size <= ANSWERS_PER_PEER) break;
-        answers.delete(old);
-      }
-    }
-    peer.busy++;
-    const sent = answer
-      .then((done) => {
-        try {
-          this.post(channel(), done);
-        } catch (error) {
-          const wire = toWireError(toEngramError(error, ErrorCode.WORKER_FAILED, `the answer of ${method}() could not be sent to the calling tab`), stack);
-          this.post(channel(), { t: 'done', seq, error: wire } satisfies FromLeader);
-        }
-      })
-      .finally(() => peer.busy--);
-    void this.serving.track(sent);
   }
 
   /** Posting on a channel closed meanwhile (an evicted follower, a closing worker) is dropped, not thrown. */
-  private post(channel: BroadcastChannel, message: GroupMessage | FromLeader | ToLeader): void {
+  post(channel: BroadcastChannel, message: GroupMessage | FromLeader | ToLeader): void {
     try {
       channel.postMessage(message);
     } catch (error) {
@@ -844,162 +313,5 @@ function notLeader(method: string, lockName: string): EngramError {
     ErrorCode.NOT_LEADER,
     `${method}() runs only in the tab that holds the database (${lockName.replace(/^engram:/, '')}), and another tab of this app holds it: call it there (status().leader is true), or close the app's other tabs and call it again`,
     { details: { method } },
-  );
-}
-
-// ---- keys and shapes --------------------------------------------------------------------------------------------
-
-export interface Keys {
-  pair: CryptoKeyPair;
-  /** The public key, uncompressed P-256 point (65 bytes): what travels on the group channel. */
-  publicRaw: Uint8Array;
-}
-
-const CURVE = { name: 'ECDH', namedCurve: 'P-256' } as const;
-
-export async function makeKeys(): Promise<Keys> {
-  const pair = (await crypto.subtle.generateKey(CURVE, false, ['deriveBits'])) as CryptoKeyPair;
-  return { pair, publicRaw: new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey)) };
-}
-
-/** The pair channel's name: a hash of the ECDH secret, which only the two key holders can compute. */
-export async function pairName(lockName: string, own: Keys, peerRaw: Uint8Array): Promise<string> {
-  const peer = await crypto.subtle.importKey('raw', peerRaw as Uint8Array<ArrayBuffer>, CURVE, false, []);
-  const secret = new Uint8Array(await crypto.subtle.deriveBits({ name: 'ECDH', public: peer }, own.pair.privateKey, 256));
-  const label = new TextEncoder().encode(`engram pair channel\0${lockName}\0`);
-  const input = new Uint8Array(label.length + secret.length);
-  input.set(label);
-  input.set(secret, label.length);
-  return `${lockName}:pair:${bytesToBase64Url(new Uint8Array(await crypto.subtle.digest('SHA-256', input)))}`;
-}
-
-/** The follower-to-leader call that carries a sealed data key (Member.unlock); not a Memory method. */
-const UNLOCK = 'unlock';
-
-/** The AES-GCM key a follower seals an unlock's data key with: HKDF of the pair's ECDH secret, apart from its name's. */
-async function unlockKey(lockName: string, own: Keys, peerRaw: Uint8Array): Promise<CryptoKey> {
-  const peer = await crypto.subtle.importKey('raw', peerRaw as Uint8Array<ArrayBuffer>, CURVE, false, []);
-  const secret = await crypto.subtle.deriveBits({ name: 'ECDH', public: peer }, own.pair.privateKey, 256);
-  const material = await crypto.subtle.importKey('raw', secret, 'HKDF', false, ['deriveKey']);
-  const info = new TextEncoder().encode(`engram unlock\0${lockName}`);
-  return crypto.subtle.deriveKey({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(32), info }, material, { name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
-}
-
-function unlockInput(lockName: string, leaderId: string): Uint8Array<ArrayBuffer> {
-  return new TextEncoder().encode(`engram unlock\0${lockName}\0${leaderId}`);
-}
-
-/** What a tab proof signs: its kind, the lock, the leader's id and both public keys. */
-function proofInput(kind: 'join' | 'welcome', lockName: string, leaderId: string, followerKey: Uint8Array, leaderKey: Uint8Array): Uint8Array<ArrayBuffer> {
-  const label = new TextEncoder().encode(`engram tab proof\0${kind}\0${lockName}\0${leaderId}\0`);
-  const input = new Uint8Array(label.length + followerKey.length + leaderKey.length);
-  input.set(label);
-  input.set(followerKey, label.length);
-  input.set(leaderKey, label.length + followerKey.length);
-  return input;
-}
-
-async function sign(key: CryptoKey, input: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.sign('HMAC', key, input));
-}
-
-function verify(key: CryptoKey, input: Uint8Array<ArrayBuffer>, proof: Uint8Array): Promise<boolean> {
-  return crypto.subtle.verify('HMAC', key, proof as Uint8Array<ArrayBuffer>, input).catch(() => false);
-}
-
-/** What a leader's announcement proof signs (encrypted database): the lock, its id, when, and its public key. */
-function announceInput(lockName: string, leaderId: string, leaderKey: Uint8Array, at: number): Uint8Array<ArrayBuffer> {
-  const label = new TextEncoder().encode(`engram tab proof\0leader\0${lockName}\0${leaderId}\0${at}\0`);
-  const input = new Uint8Array(label.length + leaderKey.length);
-  input.set(label);
-  input.set(leaderKey, label.length);
-  return input;
-}
-
-/** A token bucket: `perSecond` a second, at most `burst` at once. */
-class Bucket {
-  private tokens: number;
-  private refilledAt = performance.now();
-
-  constructor(
-    private readonly perSecond: number,
-    private readonly burst: number,
-  ) {
-    this.tokens = burst;
-  }
-
-  take(): boolean {
-    const now = performance.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
-    this.refilledAt = now;
-    if (this.tokens < 1) return false;
-    this.tokens--;
-    return true;
-  }
-}
-
-function candidateKey(leaderId: string, leaderKey: Uint8Array): string {
-  return `${leaderId} ${bytesToBase64Url(leaderKey)}`;
-}
-
-function bytesToBase64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-const isId = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 100;
-const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
-/** An uncompressed P-256 point; whether it is on the curve is checked when it is imported. */
-const isKey = (value: unknown): value is Uint8Array => value instanceof Uint8Array && value.length === 65 && value[0] === 4;
-/** An HMAC-SHA-256 tag, or none (a plain database). */
-const isProof = (value: unknown): value is Uint8Array | undefined => value === undefined || (value instanceof Uint8Array && value.length === 32);
-
-function isGroupMessage(data: unknown): data is GroupMessage {
-  if (!isObject(data)) return false;
-  switch (data.t) {
-    case 'who':
-      return true;
-    case 'leader':
-      return isId(data.id) && isKey(data.key) && isProof(data.proof) && (data.at === undefined || Number.isSafeInteger(data.at));
-    case 'join':
-      return isId(data.to) && isKey(data.key) && isProof(data.proof);
-    default:
-      return false;
-  }
-}
-
-function isFromLeader(data: unknown): data is FromLeader {
-  if (!isObject(data)) return false;
-  switch (data.t) {
-    case 'welcome':
-      return isId(data.id) && isProof(data.proof);
-    case 'leaving':
-    case 'locked':
-      return true;
-    case 'pong':
-      return isSeq(data.n);
-    case 'progress':
-      return isSeq(data.seq) && isObject(data.progress) && typeof data.progress.done === 'number' && typeof data.progress.total === 'number';
-    case 'done':
-      return isSeq(data.seq) && (data.error === undefined || isWireError(data.error));
-    default:
-      return false;
-  }
-}
-
-function isToLeader(data: unknown): data is ToLeader {
-  if (isObject(data) && data.t === 'ping') return isSeq(data.n);
-  if (isObject(data) && data.t === 'abort') return isSeq(data.seq);
-  return (
-    isObject(data) &&
-    data.t === 'call' &&
-    isSeq(data.seq) &&
-    typeof data.method === 'string' &&
-    data.method.length <= 100 &&
-    Array.isArray(data.args) &&
-    typeof data.retry === 'boolean' &&
-    typeof data.stack === 'boolean'
   );
 }

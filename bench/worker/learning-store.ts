@@ -11,7 +11,7 @@ import { newId } from '../../src/util/ids.js';
 import { defaultLearningOptions, reinforced } from '../../src/search/reinforce.js';
 import type { StoreWrite } from '../../src/store/store.js';
 import type { MemoryRecord } from '../../src/types.js';
-import { openSqliteStore } from '../../worker/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/browser/browser-store.js';
 
 const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 

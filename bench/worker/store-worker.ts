@@ -13,10 +13,10 @@ import { decodeSnapshot } from '../../src/lexical/snapshot.js';
 import { newId } from '../../src/util/ids.js';
 import type { Embedder, MemoryRecord } from '../../src/types.js';
 import type { StoreWrite } from '../../src/store/store.js';
-import type { EncryptionOptions } from '../../src/client/protocol.js';
+import type { EncryptionOptions } from '../../src/contract/protocol.js';
 import { PBKDF2_ITERATIONS } from '../../src/util/passphrase.js';
-import type { SqliteBackend } from '../../worker/sqlite.js';
-import { openSqliteStore } from '../../worker/sqlite-store.js';
+import type { SqliteBackend } from '../../src/store/browser/wa-sqlite.js';
+import { openSqliteStore } from '../../src/store/browser/browser-store.js';
 import { readSnapshot, saveSnapshot } from '../../worker/index-saver.js';
 
 export type Backend = SqliteBackend | 'indexeddb';

@@ -1,7 +1,7 @@
 /** `engram/react`: hooks that open a Memory for a component tree and search it as the user types. Needs `react` (a peer). */
 import { useEffect, useRef, useState } from 'react';
 import { createMemory, type Memory, type MemoryOptions } from '../client/create-memory.js';
-import type { RemoteSearchOptions } from '../client/protocol.js';
+import type { RemoteSearchOptions } from '../contract/protocol.js';
 import { EngramError, ErrorCode, toEngramError } from '../errors.js';
 import type { SearchResult } from '../types.js';
 import { keysOf, type KeySet } from '../util/keys.js';

@@ -24,8 +24,23 @@ import {
   type MemoryStatus,
   type RemoteSearchOptions,
   type WorkerApi,
-} from './protocol.js';
-import { arityOf, checkRemoteSearchOptions, MEMORY_METHODS, METHOD_NAMES, takeSignal, timeoutFor, type MethodName, type MethodSpec, type WireArgs, type WireResult } from './methods.js';
+} from '../contract/protocol.js';
+import {
+  arityOf,
+  checkRemoteSearchOptions,
+  MEMORY_METHODS,
+  METHOD_NAMES,
+  takeSignal,
+  timeoutFor,
+  WORKER_METHOD_NAMES,
+  WORKER_METHODS,
+  type MethodName,
+  type MethodSpec,
+  type WireArgs,
+  type WireResult,
+  type WorkerMethodName,
+  type WorkerMethodSpec,
+} from '../contract/methods.js';
 import { checkSignal, throwIfAborted, unlessAborted } from '../util/abort.js';
 import { checkEmbedderOptionKeys } from '../embedder/options.js';
 import { checkKnownKeys, keysOf, type KeySet } from '../util/keys.js';
@@ -36,7 +51,7 @@ import { InFlight } from '../util/in-flight.js';
 import { describeValue } from '../util/describe.js';
 import type { Progress, SearchResult } from '../types.js';
 
-export type { EncryptionOptions, ForwardedOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from './protocol.js';
+export type { EncryptionOptions, ForwardedOptions, MemoryStatus, MemorySyncOptions, RemoteSearchOptions, StorageKind } from '../contract/protocol.js';
 
 /**
  * A Memory's options. The engine options it forwards to the engine of the tab that opens the database (`limits`,
@@ -139,7 +154,7 @@ export const MEMORY_OPTION_KEYS = keysOf<MemoryOptions>({
   sync: true,
 } satisfies KeySet<MemoryOptions>);
 
-/** The engine's API, answered by the worker (the methods of MEMORY_METHODS, src/client/methods.ts), plus `status()`. */
+/** The engine's API, answered by the worker (the methods of MEMORY_METHODS, src/contract/methods.ts), plus `status()`. */
 export interface Memory extends Pick<Engine, Exclude<MethodName, 'search'>> {
   /** As `Engine.search`; the `boost` hook is in-process only, so it is not an option here. */
   search(query: string, options?: Partial<RemoteSearchOptions>): Promise<SearchResult>;
@@ -306,7 +321,22 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     };
   };
   const methods = Object.fromEntries(METHOD_NAMES.map((method) => [method, forward(method)])) as unknown as Pick<Memory, MethodName>;
-  const status = () => direct('status', timeouts.callMs, () => remote.status());
+  /** The worker's own method `method` (WORKER_METHODS), as its entry describes it. */
+  const own = (method: WorkerMethodName) => {
+    const spec: WorkerMethodSpec = WORKER_METHODS[method];
+    const arity = Object.keys(spec.args).length;
+    return (...given: unknown[]): Promise<unknown> => {
+      let args: unknown[];
+      try {
+        args = spec.page ? spec.page(given) : given.slice(0, arity);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return direct(method, timeoutFor(method, timeouts), () => (remote[method] as (...a: unknown[]) => Promise<unknown>)(...args));
+    };
+  };
+  const owns = Object.fromEntries(WORKER_METHOD_NAMES.map((method) => [method, own(method)])) as unknown as Pick<Memory, WorkerMethodName>;
+  const status = owns.status;
   let ready: Promise<void> | undefined;
 
   return {
@@ -315,20 +345,8 @@ export async function createMemory(options: MemoryOptions = {}): Promise<Memory>
     get ready() {
       return (ready ??= whenReady(status, () => closing !== null));
     },
-    // Not engine calls, so not in the table: `status` also reports this tab's own worker, `changePassphrase` and
-    // `unlock` run in this tab's worker (a passphrase never travels to another tab), and `close` ends this Memory.
-    status,
-    changePassphrase: (current, next) => direct('changePassphrase', timeouts.writeMs, () => remote.changePassphrase(current, next)),
-    // Like changePassphrase, not in the method table: its secret is checked in this tab's worker and never travels.
-    unlock: (secret) => {
-      const given = typeof secret === 'string' ? { passphrase: secret } : secret;
-      try {
-        checkEncryption(given);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return direct('unlock', timeouts.writeMs, () => remote.unlock(given));
-    },
+    // `status`, `changePassphrase` and `unlock`: the worker's own methods, from the same table.
+    ...owns,
     close: () => {
       closing ??= (async () => {
         try {

@@ -1,13 +1,13 @@
 /**
- * `salvageMemory`: reads what is left of a damaged database in a worker of its own (worker/salvage.ts), for when
+ * `salvageMemory`: reads what is left of a damaged database in a worker of its own (src/store/browser/salvage-read.ts), for when
  * `createMemory` refuses it with STORE_CORRUPT.
  */
 import * as Comlink from 'comlink';
 import { invalidInput } from '../errors.js';
 import { spawnWorker, withTimeout, workerCrash, type MemoryOptions } from './create-memory.js';
-import { checkEncryption, DEFAULT_OPEN_TIMEOUT_MS, installErrorTransfer, type SalvageReport, type WorkerApi } from './protocol.js';
+import { checkEncryption, DEFAULT_OPEN_TIMEOUT_MS, installErrorTransfer, type SalvageReport, type WorkerApi } from '../contract/protocol.js';
 
-export type { SalvageReport } from './protocol.js';
+export type { SalvageReport } from '../contract/protocol.js';
 
 export interface SalvageOptions {
   /** The database's name, as given to `createMemory`. Default `'engram'`. */

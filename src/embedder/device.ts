@@ -7,6 +7,7 @@
  */
 import type { ActiveDevice, DeviceChoice, EmbedderDevice, EmbedderProgress } from './options.js';
 import type { LoadedModel } from './runtime.js';
+import { committed, withRecords } from '../util/idb.js';
 
 /** Fixed, mixed-length English: the same work on both devices, close to what a memory store embeds. */
 export const CALIBRATION_TEXTS = [
@@ -127,28 +128,16 @@ const DB_NAME = 'engram-embedder';
 const STORE = 'device-choice';
 
 /**
- * One request against the decisions store; plain IndexedDB, opened per use (two calls per embedder load). It settles
- * when the transaction completes, not when the request succeeds: a write is committed only then, and a worker ended
- * in between (as an app may end it right after its first answer) would lose it.
+ * One request against the decisions store, opened per use (two calls per embedder load). It settles when the
+ * transaction commits, not when the request succeeds: a write is committed only then, and a worker ended in between
+ * (as an app may end it right after its first answer) would lose it.
  */
 function withStore<T>(mode: IDBTransactionMode, operate: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const opening = indexedDB.open(DB_NAME, 1);
-    opening.onupgradeneeded = () => opening.result.createObjectStore(STORE);
-    opening.onerror = () => reject(opening.error);
-    opening.onsuccess = () => {
-      const db = opening.result;
-      const transaction = db.transaction(STORE, mode);
-      const request = operate(transaction.objectStore(STORE));
-      transaction.oncomplete = () => {
-        db.close();
-        resolve(request.result);
-      };
-      transaction.onerror = transaction.onabort = () => {
-        db.close();
-        reject(transaction.error ?? request.error);
-      };
-    };
+  return withRecords(DB_NAME, STORE, async (db) => {
+    const transaction = db.transaction(STORE, mode);
+    const request = operate(transaction.objectStore(STORE));
+    await committed(transaction);
+    return request.result;
   });
 }
 

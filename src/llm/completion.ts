@@ -1,7 +1,7 @@
 /**
  * Shape checks for the language model and re-ranker an app passes, and for what they hand back where Engram cannot
  * trust it: the answer of an app's function (functionModel) and whatever comes back from the page to the worker
- * (src/client/page-hooks.ts).
+ * (src/contract/remote-hooks.ts).
  * Anything but the documented shapes is refused with INVALID_INPUT, so a search stage skips it and says why.
  */
 import { invalidInput } from '../errors.js';

@@ -8,7 +8,7 @@ import { createEngine, type Engine, type EngineOptions } from '../engine/engine.
 import { readSnapshot, saveSnapshot } from '../engine/lexical-persistence.js';
 import type { Store } from '../store/store.js';
 import type { Embedder } from '../types.js';
-import { openNodeStore } from './file-store.js';
+import { openNodeStore } from '../store/node/file-store.js';
 
 export interface EngineLeaseOptions {
   /** The database file. */

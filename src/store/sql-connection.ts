@@ -26,3 +26,20 @@ export interface SqlConnection {
   lastIoError(): unknown;
   clearIoError(): void;
 }
+
+/** `run` for any connection: `each` with no row reader. */
+export async function runStatement(db: Pick<SqlConnection, 'each'>, sql: string, bindings: readonly SqlValue[] = []): Promise<void> {
+  await db.each(sql, bindings);
+}
+
+/** `scalar` for any connection: the first column of the first row, or null. */
+export async function scalarOf(db: Pick<SqlConnection, 'each'>, sql: string, bindings: readonly SqlValue[] = []): Promise<SqlValue> {
+  let value: SqlValue = null;
+  let seen = false;
+  await db.each(sql, bindings, (row) => {
+    if (seen) return;
+    seen = true;
+    value = row.value(0);
+  });
+  return value;
+}

@@ -62,7 +62,7 @@ export const LOAD_RECORDS = loadRecordsFrom(`SELECT rowid, * FROM memories WHERE
 export const LOAD_RECORDS_BY_IDS = loadRecordsFrom(
   'SELECT rowid, * FROM memories WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY rowid',
 );
-// Salvage (worker/salvage.ts) reads a damaged table by rowid: up to ?2 rows after rowid ?1, or the one row ?1.
+// Salvage (browser/salvage-read.ts) reads a damaged table by rowid: up to ?2 rows after rowid ?1, or the one row ?1.
 export const SALVAGE_RECORDS_AFTER = loadRecordsFrom('SELECT rowid, * FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ?2');
 export const SALVAGE_RECORD_AT = loadRecordsFrom('SELECT rowid, * FROM memories WHERE rowid = ?1');
 // Summaries (store.ts RecordSummary) a chunk per call in rowid order: ids as UTF-8 bytes plus lengths, createdAt and

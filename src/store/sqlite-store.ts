@@ -122,7 +122,7 @@ export class SqliteStore implements Store {
   private broken = false;
 
   readonly kind: SqliteStoreSetup['kind'];
-  /** The database vanished since the last open (worker/sentinel.ts); the store is usable, and empty. */
+  /** The database vanished since the last open (browser/sentinel.ts); the store is usable, and empty. */
   readonly evicted: boolean;
   /** Its pages are encrypted at rest. */
   readonly encrypted: boolean;

@@ -4,8 +4,8 @@ import { baseURL, launchPersistent, leaveRoom, openBlankPage, tempProfileDir } f
 import type { EvictionLab } from './pages/eviction-lab-worker.js';
 import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.js';
 
-// Data that vanishes (worker/sentinel.ts, the `evicted` flag of worker/open-store.ts) and full disks while opening
-// or migrating (worker/sqlite-schema.ts, worker/sqlite-store.ts), in real Chromium with a persistent profile.
+// Data that vanishes (src/store/browser/sentinel.ts, the `evicted` flag of src/store/browser/open-store.ts) and full disks while opening
+// or migrating (src/store/sqlite-schema.ts, src/store/browser/browser-store.ts), in real Chromium with a persistent profile.
 const profile = tempProfileDir();
 let context: BrowserContext;
 let page: Page;

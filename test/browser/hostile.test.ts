@@ -164,10 +164,10 @@ describe('an impostor that speaks the whole protocol', () => {
     const followers = [await openTab(name, options), await openTab(name, options)];
     await leader.evaluate(() => window.memories.m!.add([{ id: 'real-note', text: 'the harbour opens at dawn' }]));
     const impostor = await openLab(context);
-    // Its own ECDH keys and the same pair-channel names the workers compute (worker/leader.ts, served by Vite).
+    // Its own ECDH keys and the same pair-channel names the workers compute (worker/tab-keys.ts, served by Vite).
     await impostor.evaluate(async (lockName) => {
-      const load = eval('(path) => import(path)') as (path: string) => Promise<typeof import('../../worker/leader.js')>;
-      const { makeKeys, pairName } = await load('/worker/leader.ts');
+      const load = eval('(path) => import(path)') as (path: string) => Promise<typeof import('../../worker/tab-keys.js')>;
+      const { makeKeys, pairName } = await load('/worker/tab-keys.ts');
       const asLeader = await makeKeys();
       const asFollower = await makeKeys();
       const id = crypto.randomUUID();

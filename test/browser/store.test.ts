@@ -4,7 +4,7 @@ import { storeSpec } from '../spec/store-spec.js';
 import { baseURL, launchPersistent, leaveRoom, openBlankPage, tempProfileDir } from './harness.js';
 import type { SpecResult, StoreLab } from './pages/store-lab-worker.js';
 
-// The SQLite store (worker/sqlite-store.ts) in real Chromium: real OPFS and IndexedDB, real wa-sqlite.
+// The SQLite store (src/store/browser/browser-store.ts) in real Chromium: real OPFS and IndexedDB, real wa-sqlite.
 // A persistent profile, because incognito OPFS is an in-memory emulation (and ~100× slower).
 const profile = tempProfileDir();
 let context: BrowserContext;

@@ -5,7 +5,7 @@
  */
 import { describe, expectTypeOf, test } from 'vitest';
 import { LINK_KINDS, TRACE_STAGE_NAMES, type EngineOptions, type LinkKind, type MemoryOptions, type TraceStage, type TraceStageName } from '../../src/index.js';
-import { FORWARDED_OPTIONS, type ForwardedOptions, type SetForwardedOptions, type WorkerOpenOptions } from '../../src/client/protocol.js';
+import { FORWARDED_OPTIONS, type ForwardedOptions, type SetForwardedOptions, type WorkerOpenOptions } from '../../src/contract/protocol.js';
 import type { HostOptions } from '../../worker/host.js';
 import { keysOf, type KeySet } from '../../src/util/keys.js';
 import { SEARCH_OPTION_KEYS } from '../../src/search/option-keys.js';

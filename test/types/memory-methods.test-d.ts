@@ -1,11 +1,11 @@
 /**
- * The Memory API's table (src/client/methods.ts) and the `Memory` type agree: the table names exactly the Memory
+ * The Memory API's table (src/contract/methods.ts) and the `Memory` type agree: the table names exactly the Memory
  * methods that are engine calls, each with the engine's signature, and its writes are the methods that mutate.
  */
 import { describe, expectTypeOf, test } from 'vitest';
 import type { Engine, Memory, RemoteSearchOptions, SearchResult } from '../../src/index.js';
 import type { AddOptions } from '../../src/engine/engine.js';
-import type { MEMORY_METHODS, MethodName, ProgressMethod, WireArgs, WriteMethod } from '../../src/client/methods.js';
+import type { MEMORY_METHODS, MethodName, ProgressMethod, WireArgs, WriteMethod } from '../../src/contract/methods.js';
 
 /** Memory members the worker or the page answers itself, not the engine (`ready` polls `status`). */
 type NotEngineCalls = 'status' | 'changePassphrase' | 'unlock' | 'close' | 'ready';

@@ -2,7 +2,7 @@
 import * as Comlink from 'comlink';
 import { createEngine } from '../../../src/index.js';
 import type { Embedder } from '../../../src/types.js';
-import { openSqliteStore } from '../../../worker/sqlite-store.js';
+import { openSqliteStore } from '../../../src/store/browser/browser-store.js';
 
 const WORDS = 'river stone garden lamp violin harbor pepper winter ticket cobalt meadow falcon quartz ember saddle orbit velvet'.split(' ');
 

@@ -7,9 +7,9 @@
 import * as Comlink from 'comlink';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
-import { unlock } from '../../../worker/keyring.js';
-import { openSqliteStore } from '../../../worker/sqlite-store.js';
-import { Connection } from '../../../worker/sqlite.js';
+import { unlock } from '../../../src/store/browser/keyring.js';
+import { openSqliteStore } from '../../../src/store/browser/browser-store.js';
+import { Connection } from '../../../src/store/browser/wa-sqlite.js';
 
 type Backend = 'opfs' | 'idb';
 type ReadFn = (fileId: number, pData: Uint8Array, iOffset: number) => unknown;

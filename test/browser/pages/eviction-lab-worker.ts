@@ -2,10 +2,10 @@
 import * as Comlink from 'comlink';
 import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
-import { openStore } from '../../../worker/open-store.js';
+import { openStore } from '../../../src/store/browser/open-store.js';
 import { migrations, SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
-import { Connection } from '../../../worker/sqlite.js';
-import { INSTANCE_KEY } from '../../../worker/sqlite-store.js';
+import { Connection } from '../../../src/store/browser/wa-sqlite.js';
+import { INSTANCE_KEY } from '../../../src/store/browser/browser-store.js';
 
 type Backend = 'opfs' | 'idb';
 

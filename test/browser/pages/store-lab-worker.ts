@@ -5,8 +5,8 @@ import { isEngramError } from '../../../src/errors.js';
 import type { MemoryRecord } from '../../../src/types.js';
 import { storeSpec } from '../../spec/store-spec.js';
 import { migrations, SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
-import { openSqliteStore } from '../../../worker/sqlite-store.js';
-import { Connection, type SqliteBackend } from '../../../worker/sqlite.js';
+import { openSqliteStore } from '../../../src/store/browser/browser-store.js';
+import { Connection, type SqliteBackend } from '../../../src/store/browser/wa-sqlite.js';
 
 export interface SpecResult {
   name: string;

@@ -1,6 +1,7 @@
 /**
- * The layout's rule, checked on every run: in src/, imports run only downward through the layers below, and no file
- * reaches itself through its imports (type-only imports count too: a circle of types is still a circle to read).
+ * The layout's rule, checked on every run: in src/ and worker/, imports run only downward through the layers below,
+ * and no file reaches itself through its imports (type-only imports count too: a circle of types is still a circle
+ * to read).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -8,6 +9,8 @@ import ts from 'typescript';
 import { expect, test } from 'vitest';
 
 const SRC = resolve(__dirname, '../../../src');
+const ROOT = resolve(SRC, '..');
+const WORKER = join(ROOT, 'worker');
 
 /** Each part of src/ and its layer: a file may import its own part and the parts of lower layers, nothing else. */
 const LAYERS: Record<string, number> = {
@@ -23,17 +26,23 @@ const LAYERS: Record<string, number> = {
   // Sync of the change log: below the engine, which stages its writes through it and applies what it receives.
   sync: 3,
   engine: 4,
-  client: 5,
+  // What the page and the worker share (the method table, the wire protocol): below both.
+  contract: 5,
+  // The page only: createMemory and the page's half of its hooks.
+  client: 6,
   // Node-only code (better-sqlite3, node: modules), exported by node.ts alone.
   node: 5,
   // The engine's public API for any runtime, shared by index.ts and node.ts.
-  'portable.ts': 6,
-  'node.ts': 7,
-  'advanced.ts': 6,
-  'internals.ts': 6,
+  'portable.ts': 7,
+  'node.ts': 8,
+  'advanced.ts': 7,
+  'internals.ts': 7,
   // Framework adapters (engram/langchain, …): beside the other entries, so nothing below can reach a framework.
-  adapters: 6,
-  'index.ts': 7,
+  adapters: 7,
+  'index.ts': 8,
+  // The worker (engram/worker, worker/): on the contract, the engine and the stores; beside client/, so it never
+  // reaches page code. Nothing in src/ imports it.
+  worker: 6,
 };
 
 function sourceFiles(dir: string): string[] {
@@ -50,23 +59,27 @@ function importsOf(file: string): string[] {
   return info.importedFiles.filter((f) => f.fileName.startsWith('.')).map((f) => resolve(dirname(file), f.fileName.replace(/\.js$/, '.ts')));
 }
 
-const part = (file: string) => relative(SRC, file).split('/')[0]!;
-const files = sourceFiles(SRC);
+const within = (dir: string, file: string) => !relative(dir, file).startsWith('..');
+const part = (file: string) => (within(WORKER, file) ? 'worker' : relative(SRC, file).split('/')[0]!);
+/** A file as the messages name it: from src/, or from the root for worker/. */
+const label = (file: string) => (within(SRC, file) ? relative(SRC, file) : relative(ROOT, file));
+const files = [...sourceFiles(SRC), ...sourceFiles(WORKER)];
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
 
-test('every part of src/ has a layer', () => {
+test('every part of src/, and worker/, has a layer', () => {
   expect([...new Set(files.map(part))].filter((p) => LAYERS[p] === undefined)).toEqual([]);
 });
 
-/** Imports that run upward, or into worker/ or out of src/. */
+/** Imports that run upward, or into worker/ from src/, or out of src/ (and, from the worker, out of worker/). */
 function upwardImports(graph: ReadonlyMap<string, string[]>): string[] {
   const upward: string[] = [];
   for (const [file, targets] of graph) {
     for (const target of targets) {
       const from = part(file);
-      const to = relative(SRC, target).startsWith('..') ? null : part(target);
-      if (to === null) upward.push(`${relative(SRC, file)} imports ${relative(SRC, target)}, outside src/`);
-      else if (to !== from && !(LAYERS[to]! < LAYERS[from]!)) upward.push(`${relative(SRC, file)} (${from}, layer ${LAYERS[from]}) imports ${relative(SRC, target)} (${to}, layer ${LAYERS[to]})`);
+      const reachable = within(SRC, target) || (from === 'worker' && within(WORKER, target));
+      const to = reachable ? part(target) : null;
+      if (to === null) upward.push(`${label(file)} imports ${label(target)}, outside src/`);
+      else if (to !== from && !(LAYERS[to]! < LAYERS[from]!)) upward.push(`${label(file)} (${from}, layer ${LAYERS[from]}) imports ${label(target)} (${to}, layer ${LAYERS[to]})`);
     }
   }
   return upward;
@@ -98,7 +111,7 @@ function circlesOf(graph: ReadonlyMap<string, string[]>): string[][] {
       do {
         member = stack.pop()!;
         onStack.delete(member);
-        component.push(relative(SRC, member));
+        component.push(label(member));
       } while (member !== file);
       if (component.length > 1 || (graph.get(file) ?? []).includes(file)) circles.push(component.sort());
     }
@@ -109,6 +122,10 @@ function circlesOf(graph: ReadonlyMap<string, string[]>): string[][] {
 
 test('imports run only downward, never into worker/ or out of src/', () => {
   expect(upwardImports(graph)).toEqual([]);
+});
+
+test('the worker reaches no page code: the contract, the engine and the stores only', () => {
+  expect([...reachedFrom('../worker/index.ts')].map(label).filter((file) => file.startsWith('client/') || file.startsWith('adapters/'))).toEqual([]);
 });
 
 test('only the adapters reach the adapters: an app that imports no adapter bundles no framework', () => {
@@ -137,19 +154,22 @@ function reachedFrom(entry: string): Set<string> {
   return reached;
 }
 
-test('only src/node/ imports Node modules, and no entry a bundler may take for a browser reaches it', () => {
+/** Node-only code: the MCP server and its parts, and the Node file store beside the other stores. */
+const NODE_ONLY = ['node/', 'store/node/'];
+const isNodeOnly = (file: string) => file === 'node.ts' || NODE_ONLY.some((dir) => file.startsWith(dir));
+
+test('only src/node/ and src/store/node/ import Node modules, and no entry a bundler may take for a browser reaches them', () => {
   // The package entry once re-exported node.ts: one `node:fs` import and every page that imported Engram failed.
-  const nodeDir = join(SRC, 'node') + '/';
-  const withNodeModules = files.filter((file) => !file.startsWith(nodeDir) && file !== join(SRC, 'node.ts'))
+  const withNodeModules = files.filter((file) => !isNodeOnly(relative(SRC, file)))
     .filter((file) => RUNTIME_NODE_IMPORT.test(readFileSync(file, 'utf8')));
   expect(withNodeModules.map((file) => relative(SRC, file))).toEqual([]);
-  const browserEntries = ['index.ts', 'advanced.ts', 'internals.ts', ...readdirSync(join(SRC, 'adapters')).map((name) => `adapters/${name}`)];
+  const browserEntries = ['index.ts', 'advanced.ts', 'internals.ts', ...readdirSync(join(SRC, 'adapters')).map((name) => `adapters/${name}`), '../worker/index.ts'];
   for (const entry of browserEntries) {
-    expect([...reachedFrom(entry)].map((file) => relative(SRC, file)).filter((file) => file === 'node.ts' || file.startsWith('node/'))).toEqual([]);
+    expect([...reachedFrom(entry)].map((file) => relative(SRC, file)).filter(isNodeOnly)).toEqual([]);
   }
 });
 
-test('no file of src/ imports itself through a circle', () => {
+test('no file of src/ or worker/ imports itself through a circle', () => {
   expect(circlesOf(graph)).toEqual([]);
 });
 
@@ -162,4 +182,8 @@ test('the checks find a planted upward import and a planted circle', () => {
   expect(circlesOf(planted).some((c) => c.includes('util/time.ts') && c.includes('engine/engine.ts'))).toBe(true);
   planted.set(at('search/legs.ts'), [...(graph.get(at('search/legs.ts')) ?? []), at('worker/host.ts').replace('/src/worker/', '/worker/')]);
   expect(upwardImports(planted)).toContainEqual(expect.stringContaining('outside src/'));
+  // The worker reaching page code, as seven worker files once imported src/client/.
+  const host = join(WORKER, 'host.ts');
+  planted.set(host, [...(graph.get(host) ?? []), at('client/create-memory.ts')]);
+  expect(upwardImports(planted)).toContainEqual('worker/host.ts (worker, layer 6) imports client/create-memory.ts (client, layer 6)');
 });

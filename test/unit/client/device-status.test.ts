@@ -4,7 +4,7 @@
  * here the mapping of every choice device.ts can make, remembered ones included.
  */
 import { describe, expect, it } from 'vitest';
-import { deviceStatus } from '../../../src/client/protocol.js';
+import { deviceStatus } from '../../../src/contract/protocol.js';
 import { AGREEMENT } from '../../../src/embedder/device.js';
 
 describe('deviceStatus', () => {

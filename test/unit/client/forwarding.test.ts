@@ -1,13 +1,13 @@
 /**
- * The Memory methods createMemory builds from the table (src/client/methods.ts): what each one posts to the worker,
+ * The Memory methods createMemory builds from the table (src/contract/methods.ts): what each one posts to the worker,
  * on a MessageChannel standing in for it.
  */
 import * as Comlink from 'comlink';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, expect, it } from 'vitest';
 import { createMemory, type Memory } from '../../../src/client/create-memory.js';
-import { METHOD_NAMES } from '../../../src/client/methods.js';
-import type { WorkerApi } from '../../../src/client/protocol.js';
+import { METHOD_NAMES } from '../../../src/contract/methods.js';
+import type { WorkerApi } from '../../../src/contract/protocol.js';
 import type { Progress } from '../../../src/types.js';
 
 const ports: MessagePort[] = [];

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemory, MEMORY_OPTION_KEYS, type MemoryOptions } from '../../../src/client/create-memory.js';
-import { FORWARDED_OPTION_KEYS, forwardedOptions } from '../../../src/client/protocol.js';
+import { FORWARDED_OPTION_KEYS, forwardedOptions } from '../../../src/contract/protocol.js';
 import { openHost } from '../../../worker/host.js';
 import { closeFakeWorkers, fakeWorker } from '../helpers/fake-worker.js';
 

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemory } from '../../../src/client/create-memory.js';
-import { languageModelFromPage, pageCompletion, pageReranker, rerankerFromPage, type PageCompletion, type PageReranker } from '../../../src/client/page-hooks.js';
+import { pageCompletion, pageReranker } from '../../../src/client/page-hooks.js';
+import { languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../../../src/contract/remote-hooks.js';
 import { EngramError } from '../../../src/errors.js';
 import type { LanguageModel, LlmCallOptions } from '../../../src/llm/types.js';
 import { acrossBoundary, closeFakeWorkers, fakeWorker } from '../helpers/fake-worker.js';

@@ -1,6 +1,6 @@
 /** `timeline` on the wire: on the method allowlist the worker checks, and bounded by the read timeout. */
 import { expect, it } from 'vitest';
-import { CALLABLE_METHODS, timeoutFor, WRITE_METHODS } from '../../../src/client/protocol.js';
+import { CALLABLE_METHODS, timeoutFor, WRITE_METHODS } from '../../../src/contract/protocol.js';
 
 it('timeline is a callable read', () => {
   expect(CALLABLE_METHODS.has('timeline')).toBe(true);

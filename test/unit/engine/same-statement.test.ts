@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder } from '../../../src/embedder/index.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { statementKey, sameDetails } from '../../../src/lexical/statement.js';
-import { openNodeStore } from '../../../src/node/file-store.js';
+import { openNodeStore } from '../../../src/store/node/file-store.js';
 import type { Embedder, MemoryInput } from '../../../src/types.js';
 import { runs } from '../helpers/tier.js';
 

@@ -4,7 +4,7 @@
  */
 import * as Comlink from 'comlink';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import type { WorkerApi } from '../../../src/client/protocol.js';
+import type { WorkerApi } from '../../../src/contract/protocol.js';
 
 const ports: MessagePort[] = [];
 

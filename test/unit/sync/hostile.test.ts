@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { ErrorCode } from '../../../src/errors.js';
-import { openNodeStore } from '../../../src/node/file-store.js';
+import { openNodeStore } from '../../../src/store/node/file-store.js';
 import type { Store } from '../../../src/store/store.js';
 import { epochBase, KEY_RECORD, seal, syncKey } from '../../../src/sync/envelope.js';
 import { formatHlc, MAX_COUNT, parseHlc, receive, tick } from '../../../src/sync/hlc.js';

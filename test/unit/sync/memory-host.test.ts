@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createMemory } from '../../../src/client/create-memory.js';
-import type { MemoryStatus } from '../../../src/client/protocol.js';
+import type { MemoryStatus } from '../../../src/contract/protocol.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { s3Transport } from '../../../src/sync/s3.js';
 import { openHost } from '../../../worker/host.js';

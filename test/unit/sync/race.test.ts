@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { createEngine, type Engine } from '../../../src/engine/engine.js';
-import { openNodeStore } from '../../../src/node/file-store.js';
+import { openNodeStore } from '../../../src/store/node/file-store.js';
 import type { Store } from '../../../src/store/store.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { epochBase, KEY_RECORD, newKeyRecord, syncKey } from '../../../src/sync/envelope.js';

@@ -10,7 +10,7 @@ import { createEngine, type Engine, type EngineOptions } from '../../../src/engi
 import { memoryStore } from '../../../src/store/memory-store.js';
 import type { Store } from '../../../src/store/store.js';
 import { ErrorCode } from '../../../src/errors.js';
-import { openNodeStore } from '../../../src/node/file-store.js';
+import { openNodeStore } from '../../../src/store/node/file-store.js';
 import { epochBase, KEY_RECORD } from '../../../src/sync/envelope.js';
 import { s3Transport } from '../../../src/sync/s3.js';
 import { snapshotName } from '../../../src/sync/snapshot.js';

@@ -4,7 +4,7 @@
  * not a hang.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { MemoryStatus } from '../../../src/client/protocol.js';
+import type { MemoryStatus } from '../../../src/contract/protocol.js';
 import { ErrorCode } from '../../../src/errors.js';
 import { openHost } from '../../../worker/host.js';
 import { LockingHost } from '../../../worker/idle-lock.js';

@@ -1,12 +1,12 @@
 /**
- * The key envelope's cryptography (worker/keyring.ts) in Node's WebCrypto: the same calls the worker makes. Where
+ * The key envelope's cryptography (src/store/browser/keyring.ts) in Node's WebCrypto: the same calls the worker makes. Where
  * the envelope is stored (IndexedDB) and the database it unlocks are tested in Chromium (test/browser/encryption.test.ts).
  */
 import { describe, expect, test } from 'vitest';
 import { isEngramError } from '../../../src/errors.js';
-import { checkEncryption } from '../../../src/client/protocol.js';
+import { checkEncryption } from '../../../src/contract/protocol.js';
 import { PBKDF2_ITERATIONS } from '../../../src/util/passphrase.js';
-import { unwrapDataKey, wrapDataKey } from '../../../worker/keyring.js';
+import { unwrapDataKey, wrapDataKey } from '../../../src/store/browser/keyring.js';
 
 const dataKey = () => crypto.getRandomValues(new Uint8Array(32));
 

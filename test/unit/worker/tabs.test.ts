@@ -12,8 +12,9 @@ vi.mock('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js', async () => (a
 
 import { EngramError, ErrorCode } from '../../../src/errors.js';
 import { openHost, type Host } from '../../../worker/host.js';
-import { tabProofKey } from '../../../worker/keyring.js';
-import { joinGroup, makeKeys, pairName } from '../../../worker/leader.js';
+import { tabProofKey } from '../../../src/store/browser/keyring.js';
+import { joinGroup } from '../../../worker/leader.js';
+import { makeKeys, pairName } from '../../../worker/tab-keys.js';
 
 installLocks();
 

@@ -1,6 +1,6 @@
 /**
  * The eviction sentinel: a small record, kept outside the database, saying that a database of this name existed,
- * which instance it was (the random id stored inside it, see `INSTANCE_KEY` in sqlite-store.ts) and whether it
+ * which instance it was (the random id stored inside it, see `INSTANCE_KEY` in browser-store.ts) and whether it
  * ever held memories. When the sentinel names an instance that held data and the database opened now is another
  * one (a new, empty file), the database was deleted behind Engram's back: evicted by the browser or cleared.
  *
@@ -17,7 +17,7 @@
  * skipped: `evicted` is false and opening is never held up by it.
  */
 
-import { committed, readRecord, withRecords } from './idb.js';
+import { committed, readRecord, withRecords } from '../../util/idb.js';
 
 const SENTINEL_DATABASE = 'engram-sentinels';
 const SENTINEL_STORE = 'databases';

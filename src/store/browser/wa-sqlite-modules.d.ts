@@ -1,5 +1,5 @@
 // The wa-sqlite VFS examples ship as plain JS without declarations (its bundled index.d.ts covers only
-// older ones, with outdated signatures: IDBBatchAtomicVFS is declared there without `create`, see sqlite.ts).
+// older ones, with outdated signatures: IDBBatchAtomicVFS is declared there without `create`, see wa-sqlite.ts).
 // These are the parts the store uses.
 
 interface WaSqliteVfs extends SQLiteVFS {

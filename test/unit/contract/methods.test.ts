@@ -1,5 +1,5 @@
 /**
- * The Memory API's table (src/client/methods.ts): what is derived from it follows it, the worker boundary refuses
+ * The Memory API's table (src/contract/methods.ts): what is derived from it follows it, the worker boundary refuses
  * calls that do not fit an entry, and the methods it calls writes are the ones that write.
  */
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import {
   timeoutFor,
   WRITE_METHODS,
   type MethodName,
-} from '../../../src/client/methods.js';
+} from '../../../src/contract/methods.js';
 import { createEngine, memoryStore, type Engine } from '../../../src/index.js';
 import { testEmbedder } from '../helpers/embedder.js';
 import { openHost } from '../../../worker/host.js';

@@ -2,14 +2,15 @@
  * Salvage: reads what is left of a damaged database without opening it as a Memory (which loads every memory and
  * stops at the first bad page). Rows come back in rowid order, in export()'s form, so they import into a new one.
  */
-import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
-import type { EncryptionOptions, SalvageReport } from '../src/client/protocol.js';
-import type { MemoryRecord } from '../src/types.js';
+import { EngramError, ErrorCode, toEngramError } from '../../errors.js';
+import type { EncryptionOptions } from '../../util/encryption.js';
+import type { SalvageReport } from './types.js';
+import type { MemoryRecord } from '../../types.js';
 import { unlock } from './keyring.js';
-import { Connection, type SqliteBackend } from './sqlite.js';
-import { SALVAGE_RECORD_AT, SALVAGE_RECORDS_AFTER } from '../src/store/sqlite-rows.js';
-import { quickCheck, readRecordChunk } from '../src/store/sqlite-store.js';
-import { checkDatabaseName } from './sqlite-store.js';
+import { Connection, type SqliteBackend } from './wa-sqlite.js';
+import { SALVAGE_RECORD_AT, SALVAGE_RECORDS_AFTER } from '../sqlite-rows.js';
+import { quickCheck, readRecordChunk } from '../sqlite-store.js';
+import { checkDatabaseName } from './browser-store.js';
 
 /** Rows read per statement while nothing fails. */
 const CHUNK = 512;
@@ -123,18 +124,4 @@ async function readMemories(db: Connection): Promise<{ records: MemoryRecord[]; 
     after = good;
     limit = CHUNK;
   }
-}
-
-/** Refuses a salvage while a tab holds the database: the file would change under it (or be locked, on OPFS). */
-export async function whileNoTabHolds<T>(lockName: string, run: () => Promise<T>): Promise<T> {
-  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
-  if (!locks) return run();
-  let ran = false;
-  const result = await locks.request(lockName, { ifAvailable: true }, async (lock) => {
-    if (!lock) return undefined;
-    ran = true;
-    return { value: await run() };
-  });
-  if (!ran || !result) throw new EngramError(ErrorCode.STORE_FAILED, 'salvage: the database is open in a tab of this origin; close every Memory on it first');
-  return result.value;
 }

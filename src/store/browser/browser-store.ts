@@ -1,10 +1,10 @@
 /** Opening the SQLite store (src/store/sqlite-store.ts) on wa-sqlite: OPFS or IndexedDB, keys, the eviction sentinel. */
-import { EngramError, ErrorCode, invalidInput, toEngramError } from '../src/errors.js';
-import type { EncryptionOptions } from '../src/client/protocol.js';
-import { migrate } from '../src/store/sqlite-schema.js';
-import { corruptionError, PAGE_SIZE, SqliteStore } from '../src/store/sqlite-store.js';
+import { EngramError, ErrorCode, invalidInput, toEngramError } from '../../errors.js';
+import type { EncryptionOptions } from '../../util/encryption.js';
+import { migrate } from '../sqlite-schema.js';
+import { corruptionError, PAGE_SIZE, SqliteStore } from '../sqlite-store.js';
 import { keyRequired, notEncrypted, unlock } from './keyring.js';
-import { Connection, isCorruption, isIoFailure, isQuotaFailure, isSqliteError, preloadSqlite, SQLITE_NOTADB, type SqliteBackend } from './sqlite.js';
+import { Connection, isCorruption, isIoFailure, isQuotaFailure, isSqliteError, preloadSqlite, SQLITE_NOTADB, type SqliteBackend } from './wa-sqlite.js';
 export { SqliteStore };
 import { readSentinel, writeSentinel } from './sentinel.js';
 
@@ -12,7 +12,7 @@ interface SqliteStoreOptions {
   /** Database name: letters, digits, '_', '-' and '.'. */
   name: string;
   backend: SqliteBackend;
-  /** Encrypt at rest (worker/keyring.ts). Default null: a plain database. */
+  /** Encrypt at rest (keyring.ts). Default null: a plain database. */
   encryption?: EncryptionOptions | null;
   /** The data key itself, already unwrapped (an unlock after an idle lock): used instead of `encryption`, and owned. */
   dataKey?: Uint8Array | null;

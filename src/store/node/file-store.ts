@@ -1,15 +1,15 @@
 /**
  * Engram's SQLite store on a file, for Node: the browser's schema, statements and loading code
- * (store/sqlite-store.ts) on better-sqlite3, an optional peer dependency loaded only when a file is opened.
+ * (../sqlite-store.ts) on better-sqlite3, an optional peer dependency loaded only when a file is opened.
  */
 import { chmodSync, closeSync, mkdirSync, openSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { EngramError, ErrorCode, invalidInput, toEngramError } from '../errors.js';
-import type { RowReader, SqlConnection, SqlValue } from '../store/sql-connection.js';
-import { migrate } from '../store/sqlite-schema.js';
-import { PAGE_SIZE, SqliteStore } from '../store/sqlite-store.js';
-import type { Store } from '../store/store.js';
+import { EngramError, ErrorCode, invalidInput, toEngramError } from '../../errors.js';
+import { runStatement, scalarOf, type RowReader, type SqlConnection, type SqlValue } from '../sql-connection.js';
+import { migrate } from '../sqlite-schema.js';
+import { PAGE_SIZE, SqliteStore } from '../sqlite-store.js';
+import type { Store } from '../store.js';
 
 export interface NodeStoreOptions {
   /**
@@ -199,18 +199,12 @@ class FileConnection implements SqlConnection {
     }
   }
 
-  async run(sql: string, bindings: readonly SqlValue[] = []): Promise<void> {
-    await this.each(sql, bindings);
+  run(sql: string, bindings: readonly SqlValue[] = []): Promise<void> {
+    return runStatement(this, sql, bindings);
   }
 
-  async scalar(sql: string, bindings: readonly SqlValue[] = []): Promise<SqlValue> {
-    let value: SqlValue = null;
-    let seen = false;
-    await this.each(sql, bindings, (row) => {
-      if (!seen) value = row.value(0);
-      seen = true;
-    });
-    return value;
+  scalar(sql: string, bindings: readonly SqlValue[] = []): Promise<SqlValue> {
+    return scalarOf(this, sql, bindings);
   }
 
   async transaction<T>(body: () => Promise<T>): Promise<T> {

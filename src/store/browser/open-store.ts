@@ -1,8 +1,9 @@
-import { memoryStore } from '../src/store/memory-store.js';
-import type { EncryptionOptions, StorageKind } from '../src/client/protocol.js';
-import type { Store } from '../src/store/store.js';
-import { hasOpfsSyncAccess } from './sqlite.js';
-import { openSqliteStore } from './sqlite-store.js';
+import { memoryStore } from '../memory-store.js';
+import type { EncryptionOptions } from '../../util/encryption.js';
+import type { StorageKind } from './types.js';
+import type { Store } from '../store.js';
+import { hasOpfsSyncAccess } from './wa-sqlite.js';
+import { openSqliteStore } from './browser-store.js';
 
 /**
  * 'auto' means OPFS when this context can really use synchronous access handles, else IndexedDB. A probe
@@ -37,7 +38,7 @@ async function canUseOpfs(): Promise<boolean> {
 
 /** A store as the worker opens it, with what the open found. */
 type OpenedStore = Store & {
-  /** The database's data vanished since the last open (evicted or cleared; see worker/sentinel.ts). Never for 'memory'. */
+  /** The database's data vanished since the last open (evicted or cleared; see sentinel.ts). Never for 'memory'. */
   readonly evicted: boolean;
   /** Its pages are encrypted at rest. Never for 'memory', which writes nothing. */
   readonly encrypted: boolean;

@@ -1,5 +1,5 @@
 /**
- * The key envelope of an encrypted database. Its pages are encrypted with a random 256-bit data key (sqlite.ts); the
+ * The key envelope of an encrypted database. Its pages are encrypted with a random 256-bit data key (wa-sqlite.ts); the
  * data key is stored only wrapped (AES-256-GCM) by a key-encryption key: derived from the passphrase with
  * PBKDF2-SHA-256, or the app's own CryptoKey. Changing the passphrase re-wraps the data key and re-encrypts nothing.
  *
@@ -8,11 +8,11 @@
  * backends). One record put in one IndexedDB transaction is atomic: a passphrase change is either stored whole or
  * not at all. It holds no secret in the clear: the salt, the parameters and the wrapped key.
  */
-import { EngramError, ErrorCode } from '../src/errors.js';
-import { checkEncryption, type EncryptionOptions } from '../src/client/protocol.js';
-import { committed, readRecord, withRecords } from './idb.js';
-import { PAGE_CIPHER } from './sqlite.js';
-import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseMaterial } from '../src/util/passphrase.js';
+import { EngramError, ErrorCode } from '../../errors.js';
+import { checkEncryption, type EncryptionOptions } from '../../util/encryption.js';
+import { committed, readRecord, withRecords } from '../../util/idb.js';
+import { PAGE_CIPHER } from './wa-sqlite.js';
+import { checkNewPassphrase, MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, passphraseMaterial } from '../../util/passphrase.js';
 
 type Bytes = Uint8Array<ArrayBuffer>;
 

@@ -1,5 +1,6 @@
 import * as SQLite from '@journeyapps/wa-sqlite';
-import { toHex } from '../src/util/ids.js';
+import { toHex } from '../../util/ids.js';
+import { runStatement, scalarOf, type RowReader, type SqlValue } from '../sql-connection.js';
 
 /**
  * Where the database file lives and through which wa-sqlite VFS:
@@ -9,8 +10,6 @@ import { toHex } from '../src/util/ids.js';
  * - 'idb': IDBBatchAtomicVFS on the asyncify build, for contexts without OPFS sync access handles.
  */
 export type SqliteBackend = 'opfs' | 'opfs-pool' | 'idb';
-
-type SqliteValue = SQLiteCompatibleType;
 
 interface Runtime {
   sqlite3: SQLiteAPI;
@@ -70,14 +69,14 @@ const SQLITE_CORRUPT = 11;
 
 /**
  * True for an error that says the file is damaged: SQLITE_CORRUPT, or SQLITE_NOTADB once the database is open (at
- * open, NOTADB means a wrong key or an encrypted file, see sqlite-store.ts). sqlite3mc reports a page whose MAC
+ * open, NOTADB means a wrong key or an encrypted file, see browser-store.ts). sqlite3mc reports a page whose MAC
  * fails as one of these too.
  */
 export function isCorruption(error: unknown): boolean {
   return isSqliteError(error) && ((error.code & 0xff) === SQLITE_CORRUPT || error.code === SQLITE_NOTADB);
 }
 
-/** The page cipher of an encrypted database (sqlite3mc's name); recorded in its key envelope (worker/keyring.ts). */
+/** The page cipher of an encrypted database (sqlite3mc's name); recorded in its key envelope (keyring.ts). */
 export const PAGE_CIPHER = 'chacha20';
 
 /**
@@ -278,7 +277,7 @@ export class Connection {
   }
 
   /** Runs one cached statement; `onRow` reads columns through the raw API (no per-row arrays). */
-  async each(sql: string, bindings: readonly SqliteValue[], onRow?: (row: RowReader) => void): Promise<void> {
+  async each(sql: string, bindings: readonly SqlValue[], onRow?: (row: RowReader) => void): Promise<void> {
     const stmt = await this.prepare(sql);
     const api = this.sqlite3;
     try {
@@ -301,20 +300,13 @@ export class Connection {
     }
   }
 
-  async run(sql: string, bindings: readonly SqliteValue[] = []): Promise<void> {
-    await this.each(sql, bindings);
+  run(sql: string, bindings: readonly SqlValue[] = []): Promise<void> {
+    return runStatement(this, sql, bindings);
   }
 
   /** First column of the first row, or null. */
-  async scalar(sql: string, bindings: readonly SqliteValue[] = []): Promise<SqliteValue> {
-    let value: SqliteValue = null;
-    let seen = false;
-    await this.each(sql, bindings, (row) => {
-      if (seen) return;
-      seen = true;
-      value = row.value(0);
-    });
-    return value;
+  scalar(sql: string, bindings: readonly SqlValue[] = []): Promise<SqlValue> {
+    return scalarOf(this, sql, bindings);
   }
 
   /** BEGIN IMMEDIATE … COMMIT, or ROLLBACK when `body` or the commit fails. */
@@ -349,13 +341,4 @@ export class Connection {
     this.statements.set(sql, first.value);
     return first.value;
   }
-}
-
-interface RowReader {
-  text(column: number): string;
-  number(column: number): number;
-  isNull(column: number): boolean;
-  /** Any column, blobs copied out of WebAssembly memory. */
-  value(column: number): SqliteValue;
-  blob(column: number): Uint8Array;
 }

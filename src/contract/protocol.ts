@@ -14,15 +14,17 @@ import type { EngineOptions } from '../engine/engine.js';
 import type { LexicalOptions } from '../lexical/lexical-index.js';
 import { describeValue } from '../util/describe.js';
 import { checkKnownKeys } from '../util/keys.js';
+import type { EncryptionOptions } from '../util/encryption.js';
 import type { LearningOptions } from '../search/reinforce.js';
 import type { S3TransportConfig } from '../sync/s3.js';
 import type { SyncOptions, SyncStatus } from '../sync/sync.js';
-import type { PageCompletion, PageReranker } from './page-hooks.js';
+import type { PageCompletion, PageReranker } from './remote-hooks.js';
 import type { CallTimeouts, MethodName, WireArgs, WireResult } from './methods.js';
-import type { MemoryRecord, Progress } from '../types.js';
+import type { Progress } from '../types.js';
+import type { SalvageReport, StorageKind } from '../store/browser/types.js';
 
-/** Where the memories of a `createMemory` live. */
-export type StorageKind = 'opfs' | 'idb' | 'memory';
+// Where a Memory's database lives and what a salvage reads: the browser store's own types (src/store/browser/types.ts).
+export type { SalvageReport, StorageKind } from '../store/browser/types.js';
 
 export interface MemoryStatus {
   storage: StorageKind;
@@ -46,7 +48,7 @@ export interface MemoryStatus {
   /**
    * This open found the database missing or empty although it had held memories (a sentinel kept outside it says
    * so): the browser evicted the origin's data or someone deleted it. False for 'memory', and false when the whole
-   * origin was cleared (the sentinel goes with it; see worker/sentinel.ts).
+   * origin was cleared (the sentinel goes with it; see src/store/browser/sentinel.ts).
    */
   evicted: boolean;
   /** The database is encrypted at rest (`MemoryOptions.encryption`). */
@@ -218,51 +220,16 @@ export function checkMemorySync(options: unknown): void {
   }
 }
 
-/**
- * Encryption at rest (docs/worker.md): a passphrase, or the app's own AES-GCM `CryptoKey` (it may be
- * non-extractable; usages 'encrypt' and 'decrypt', or 'wrapKey' and 'unwrapKey'). Either one wraps the random
- * key that encrypts the database.
- */
-export type EncryptionOptions = { passphrase: string; key?: never } | { key: CryptoKey; passphrase?: never };
-
-/** INVALID_INPUT unless `options` is `{ passphrase }` (a non-empty string) or `{ key }` (an AES-GCM CryptoKey). */
-export function checkEncryption(options: unknown): asserts options is EncryptionOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('encryption must be { passphrase } or { key }');
-  const { passphrase, key } = options as { passphrase?: unknown; key?: unknown };
-  if ((passphrase === undefined) === (key === undefined)) throw invalidInput('encryption takes exactly one of passphrase and key');
-  if (passphrase !== undefined) {
-    if (typeof passphrase !== 'string' || passphrase.length === 0) throw invalidInput('encryption.passphrase must be a non-empty string');
-    return;
-  }
-  if (typeof CryptoKey === 'undefined' || !(key instanceof CryptoKey) || key.algorithm.name !== 'AES-GCM') {
-    throw invalidInput('encryption.key must be an AES-GCM CryptoKey');
-  }
-  const usages = new Set(key.usages);
-  if (!((usages.has('encrypt') && usages.has('decrypt')) || (usages.has('wrapKey') && usages.has('unwrapKey')))) {
-    throw invalidInput("encryption.key needs the usages 'encrypt' and 'decrypt' (or 'wrapKey' and 'unwrapKey')");
-  }
-}
+// Encryption at rest: its options and their check sit below the stores, which read them (src/util/encryption.ts).
+export { checkEncryption, type EncryptionOptions } from '../util/encryption.js';
 
 export type WireEmbedderOptions = Omit<EmbedderOptions, 'onProgress'>;
-
-/** What `salvageMemory` read from a damaged database. */
-export interface SalvageReport {
-  /** Every memory that could be read, in insertion order and in `export()`'s form: `import()` them into a new database. */
-  records: MemoryRecord[];
-  /**
-   * Row ranges (SQLite rowids, which follow insertion order; `to` null: to the end) that could not be read. A range may
-   * include rowids that never held a memory, since a lookup that fails cannot tell.
-   */
-  lost: { from: number; to: number | null }[];
-  /** SQLite's `quick_check` findings (at most 20; `['ok']` when it found nothing wrong). */
-  quickCheck: string[];
-}
 
 /** What worker/index.ts exposes through Comlink. */
 export interface WorkerApi {
   /**
    * Opens the store (or joins the tab that has it open). Resolves when searches can be answered. `llm` and
-   * `reranker` are the page's hooks (`MemoryOptions.llm` / `reranker`) as Comlink proxies (src/client/page-hooks.ts);
+   * `reranker` are the page's hooks (`MemoryOptions.llm` / `reranker`) as Comlink proxies (src/contract/remote-hooks.ts);
    * the worker releases them when it closes.
    */
   open(options: WorkerOpenOptions, onModelProgress?: EmbedderOptions['onProgress'], llm?: PageCompletion, reranker?: PageReranker): Promise<void>;

@@ -1,4 +1,4 @@
-/** Small IndexedDB helpers for the records Engram keeps beside its databases (sentinel.ts, keyring.ts). */
+/** Small IndexedDB helpers for the records Engram keeps beside its databases (store/browser: sentinel.ts, keyring.ts) and the embedder's device choice. */
 
 export function request<T>(req: IDBRequest<T>): Promise<T> {
   return new Promise((resolve, reject) => {

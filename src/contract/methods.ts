@@ -11,6 +11,7 @@ import type { MemoryInput, Progress } from '../types.js';
 import { checkSignal } from '../util/abort.js';
 import { describeValue } from '../util/describe.js';
 import { checkSearchOptionKeys } from '../search/option-keys.js';
+import { checkEncryption } from '../util/encryption.js';
 
 /**
  * The shape one argument must have at the worker boundary: enough to refuse what a hand-made call (another script
@@ -106,6 +107,51 @@ export const MEMORY_METHODS = {
   rotateSyncKey: { kind: 'write', timeout: 'write', progress: false, args: { next: 'object' }, answer: 'object', secret: true },
 } as const satisfies { readonly [M in keyof Engine]?: MethodSpec };
 
+/**
+ * The worker's own methods, in the same table: a Memory member that is not an engine call. Each has its own method
+ * on the worker (`WorkerApi`), runs in the worker of the tab it was called in, and from there either travels like
+ * an engine call to the tab holding the database (`runs: 'host'`) or runs right there (`runs: 'tab'`: a passphrase
+ * never travels to another tab).
+ */
+export interface WorkerMethodSpec {
+  /** Which of the page's `CallTimeouts` bounds a call. */
+  readonly timeout: 'call' | 'write';
+  /** 'host': through `call` to the tab holding the database, where the host answers it (the allowlist has it). 'tab': in this tab's worker only. */
+  readonly runs: 'host' | 'tab';
+  /** The arguments the page passes on, by name, in order. */
+  readonly args: Readonly<Record<string, Shape>>;
+  /** What the answer must look like when it comes back from another tab; absent: any object. */
+  readonly answer?: AnswerShape;
+  /** Runs on the page before the call is posted: checks the arguments and gives those that travel. */
+  readonly page?: (args: readonly unknown[]) => unknown[];
+  /**
+   * A poll: answered even while the database is locked (worker/idle-lock.ts), counted as no use (neither the idle
+   * lock's clock nor the model's wait for a first call starts on it), and each tab adds its own part of the answer
+   * (worker/leader.ts: its count of ignored messages, whether it leads).
+   */
+  readonly poll?: true;
+  /**
+   * Reaches the tab holding the database only as the data key, sealed for that tab alone (worker/leader.ts), under
+   * this timeout; the page's passphrase or key never leaves its tab.
+   */
+  readonly sealed?: { readonly timeout: 'call' | 'write' };
+}
+
+export const WORKER_METHODS = {
+  // Also reports this tab's own worker, whichever tab answered the rest.
+  status: { timeout: 'call', runs: 'host', args: {}, poll: true },
+  changePassphrase: { timeout: 'write', runs: 'tab', args: { current: 'string', next: 'string' } },
+  // Checked in this tab's worker against the key record; another tab gets the data key sealed.
+  unlock: { timeout: 'write', runs: 'tab', args: { secret: 'object' }, page: ([secret]) => [checkedSecret(secret)], sealed: { timeout: 'call' } },
+} as const satisfies { readonly [M in 'status' | 'changePassphrase' | 'unlock']: WorkerMethodSpec };
+
+/** `unlock`'s argument: a passphrase, or `{ passphrase }` / `{ key }`. */
+function checkedSecret(secret: unknown): unknown {
+  const given = typeof secret === 'string' ? { passphrase: secret } : secret;
+  checkEncryption(given);
+  return given;
+}
+
 /** Every input without an id gets one. */
 function withIds(input: unknown, tab: CallingTab): unknown {
   const give = (item: unknown) => (typeof item === 'object' && item !== null && !('id' in item) ? { ...item, id: tab.newId() } : item);
@@ -148,16 +194,43 @@ export type WireResult<M extends MethodName> = Awaited<ReturnType<Engine[M]>>;
 
 export const METHOD_NAMES = Object.keys(MEMORY_METHODS) as MethodName[];
 
+/** The worker's own methods (WORKER_METHODS). */
+export type WorkerMethodName = keyof typeof WORKER_METHODS;
+/** Those the host answers, through `call` like the engine's. */
+export type HostOwnMethod = { [M in WorkerMethodName]: (typeof WORKER_METHODS)[M]['runs'] extends 'host' ? M : never }[WorkerMethodName];
+
+export const WORKER_METHOD_NAMES = Object.keys(WORKER_METHODS) as WorkerMethodName[];
+
 /** True for a key of the table itself (not one inherited from Object.prototype, such as `constructor`). */
 export function isMethodName(method: unknown): method is MethodName {
   return typeof method === 'string' && Object.hasOwn(MEMORY_METHODS, method);
 }
 
+function isWorkerMethodName(method: unknown): method is WorkerMethodName {
+  return typeof method === 'string' && Object.hasOwn(WORKER_METHODS, method);
+}
+
+/** The worker table's entry of `method`, or undefined for an engine method or a name outside the table. */
+function workerSpec(method: string): WorkerMethodSpec | undefined {
+  return isWorkerMethodName(method) ? WORKER_METHODS[method] : undefined;
+}
+
+/** True for a poll (its entry says `poll`): answered while locked, counted as no use, completed by each tab. */
+export function isPoll(method: string): boolean {
+  return workerSpec(method)?.poll === true;
+}
+
+/** True for a method whose entry says `sealed`: it reaches the tab holding the database only as a sealed data key. */
+export function isSealed(method: string): boolean {
+  return workerSpec(method)?.sealed !== undefined;
+}
+
 /**
- * The only methods a worker runs for a caller (its page or another tab): the Memory API and `status`. Anything else
- * the engine has (`close`, `setEmbedder`, its internals) is refused with INVALID_INPUT.
+ * The only methods a worker runs for a caller (its page or another tab): the Memory API and the worker's own that
+ * the host answers (`status`). Anything else the engine has (`close`, `setEmbedder`, its internals) is refused with
+ * INVALID_INPUT.
  */
-export const CALLABLE_METHODS: ReadonlySet<string> = new Set<string>([...METHOD_NAMES, 'status']);
+export const CALLABLE_METHODS: ReadonlySet<string> = new Set<string>([...METHOD_NAMES, ...WORKER_METHOD_NAMES.filter((method) => WORKER_METHODS[method].runs === 'host')]);
 
 /**
  * Methods that change memories or their links: they go through the engine's write queue (so they may wait behind
@@ -213,9 +286,16 @@ export interface CallTimeouts {
   openMs: number;
 }
 
-/** The timeout for one call of `method`; `status` and anything outside the table get the read timeout. */
+/** The timeout for one call of `method`, as its entry says; anything outside the table gets the read timeout. */
 export function timeoutFor(method: string, timeouts: CallTimeouts): number {
-  return isMethodName(method) ? timeouts[`${MEMORY_METHODS[method].timeout}Ms`] : timeouts.callMs;
+  const timeout = isMethodName(method) ? MEMORY_METHODS[method].timeout : (workerSpec(method)?.timeout ?? 'call');
+  return timeouts[`${timeout}Ms`];
+}
+
+/** The timeout of `method` from one tab to the tab holding the database: a sealed method's own, else `timeoutFor`'s. */
+export function timeoutBetweenTabs(method: string, timeouts: CallTimeouts): number {
+  const sealed = workerSpec(method)?.sealed;
+  return sealed ? timeouts[`${sealed.timeout}Ms`] : timeoutFor(method, timeouts);
 }
 
 /** Each method's arguments as `checkCall` reads them, worked out once: their shapes in order, and how many may travel. */
@@ -252,9 +332,10 @@ const ANSWERS: Record<AnswerShape, (value: unknown) => boolean> = {
   search: (v) => isObject(v) && Array.isArray((v as { hits?: unknown }).hits) && (v as { hits: unknown[] }).hits.every(isObject) && isObject((v as { context?: unknown }).context),
 };
 
-/** True when `value` has the shape of an answer of `method` (`status` answers an object). Not a deep check. */
+/** True when `value` has the shape of an answer of `method` (anything else answers an object). Not a deep check. */
 export function isAnswerOf(method: string, value: unknown): boolean {
-  return isMethodName(method) ? ANSWERS[MEMORY_METHODS[method].answer](value) : isObject(value);
+  const answer = isMethodName(method) ? MEMORY_METHODS[method].answer : workerSpec(method)?.answer;
+  return answer ? ANSWERS[answer](value) : isObject(value);
 }
 
 function isObject(value: unknown): boolean {
@@ -262,15 +343,15 @@ function isObject(value: unknown): boolean {
 }
 
 /**
- * INVALID_INPUT unless `method` is in the Memory API (or is `status`) and `args` has the arity and shapes its
- * table entry gives. Runs in the worker where a call arrives (worker/index.ts) and where it runs (worker/host.ts).
+ * INVALID_INPUT unless `method` is in CALLABLE_METHODS and `args` has the arity and shapes its table entry gives.
+ * Runs in the worker where a call arrives (worker/index.ts) and where it runs (worker/host.ts).
  */
-export function checkCall(method: unknown, args: unknown): MethodName | 'status' {
+export function checkCall(method: unknown, args: unknown): MethodName | HostOwnMethod {
   if (typeof method !== 'string' || !CALLABLE_METHODS.has(method)) {
     throw invalidInput(`${typeof method === 'string' ? `"${method.slice(0, 40)}"` : typeof method} is not a Memory method`, { method: String(method).slice(0, 40) });
   }
   if (!Array.isArray(args)) throw invalidInput(`the arguments of ${method}() must be an array`);
-  if (!isMethodName(method)) return 'status'; // takes no arguments and ignores any
+  if (!isMethodName(method)) return method as HostOwnMethod; // the host's own take no arguments and ignore any
   const { args: shapes, min, max } = SIGNATURES[method];
   if (args.length < min || args.length > max) {
     const takes = min === max ? `${min}` : `${min} to ${max}`;
