@@ -9,7 +9,7 @@
  *
  * Only the query's own terms count toward the matched-terms factor: counted, every memory holding two voted terms
  * would rank as a two-word match, which cost chat 0.04 of R@10 (docs/quality.md, issue 28).
- * Terms come from the records' text and tags through the index's own term processing (`LexicalIndex.textTerms`).
+ * Terms come from the records' text and tags through the index's own term processing (`LexicalIndex.termCounts`).
  */
 import type { WeightedTerm } from '../lexical/bm25-topk.js';
 import type { LexicalIndex } from '../lexical/lexical-index.js';
@@ -43,7 +43,7 @@ export interface FeedbackResult {
 export function feedbackTerms(
   queryTerms: readonly string[],
   voters: readonly { record: MemoryRecord; score: number }[],
-  lexical: Pick<LexicalIndex, 'textTerms'>,
+  lexical: Pick<LexicalIndex, 'termCounts'>,
   options: FeedbackOptions,
 ): WeightedTerm[] {
   if (queryTerms.length === 0 || voters.length === 0) return [];
@@ -51,14 +51,12 @@ export function feedbackTerms(
   if (!(top > 0)) return [];
   const votes = new Map<string, number>();
   for (const { record, score } of voters) {
-    const terms = lexical.textTerms([record.text, ...record.tags].join('\n'));
-    if (terms.length === 0) continue;
-    const tf = new Map<string, number>();
-    for (const term of terms) tf.set(term, (tf.get(term) ?? 0) + 1);
+    const { counts: tf, length } = recordTermCounts(record, lexical);
+    if (length === 0) continue;
     // In proportion to the score: RM3's exp(s − max) left the best hit the only voter, whose own score then
     // dwarfed the rest of the list (docs/quality.md, issue 28).
     const p = score / top;
-    for (const [term, count] of tf) votes.set(term, (votes.get(term) ?? 0) + (count / terms.length) * p);
+    for (const [term, count] of tf) votes.set(term, (votes.get(term) ?? 0) + (count / length) * p);
   }
   // Best first; ties by term, so the query is the same whatever order the records' words came in.
   const voted = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, options.terms);
@@ -73,6 +71,23 @@ export function feedbackTerms(
     else weights.set(term, { term, weight: w, counts: false });
   }
   return [...weights.values()];
+}
+
+/**
+ * The terms of a record's text and tags counted, as `textTerms` of them joined by line breaks counts them: tokens never
+ * span a line break, so the parts' counts add up. Each part's from the memo (`LexicalIndex.termCounts`).
+ */
+function recordTermCounts(record: MemoryRecord, lexical: Pick<LexicalIndex, 'termCounts'>): { counts: ReadonlyMap<string, number>; length: number } {
+  const text = lexical.termCounts(record.text);
+  if (record.tags.length === 0) return text;
+  const counts = new Map(text.counts);
+  let length = text.length;
+  for (const tag of record.tags) {
+    const own = lexical.termCounts(tag);
+    for (const [term, count] of own.counts) counts.set(term, (counts.get(term) ?? 0) + count);
+    length += own.length;
+  }
+  return { counts, length };
 }
 
 /**
