@@ -49,6 +49,13 @@ const keyOf = memoizeByText(
   (text, key) => 2 * (text.length + key.length),
 );
 
+/** The distinct words of a statement key (memoised, shared: callers only read it). */
+export function statementKeyWords(key: string): ReadonlySet<string> {
+  return keyWordsOf(key);
+}
+
+const keyWordsOf = memoizeByText((key: string): ReadonlySet<string> => new Set(key.split(' ')), MEMO_BYTES, (key, words) => 2 * key.length + 48 * words.size);
+
 /**
  * The details that make two similar texts different memories: numbers and words with a digit ("LH1234", "4821",
  * "9:40" as "9" and "40"), negations, and capitalised words not at the start of a sentence (names: "Porto",

@@ -58,8 +58,7 @@ export function feedbackTerms(
     const p = score / top;
     for (const [term, count] of tf) votes.set(term, (votes.get(term) ?? 0) + (count / length) * p);
   }
-  // Best first; ties by term, so the query is the same whatever order the records' words came in.
-  const voted = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, options.terms);
+  const voted = bestVoted(votes, options.terms);
   const total = voted.reduce((sum, [, v]) => sum + v, 0);
   const share = total > 0 ? (queryTerms.length * (1 - options.originalWeight)) / options.originalWeight / total : 0;
   const weights = new Map<string, WeightedTerm>(queryTerms.map((term) => [term, { term, weight: 1, counts: true }]));
@@ -71,6 +70,25 @@ export function feedbackTerms(
     else weights.set(term, { term, weight: w, counts: false });
   }
   return [...weights.values()];
+}
+
+/**
+ * The `n` best voted terms, best first; ties by term, so the query is the same whatever order the records' words came
+ * in. A total order, so selecting them is sorting all and taking the first n (long voters hold thousands of terms).
+ */
+function bestVoted(votes: ReadonlyMap<string, number>, n: number): [string, number][] {
+  const ranksBefore = (term: string, vote: number, other: [string, number]) => vote > other[1] || (vote === other[1] && term < other[0]);
+  const best: [string, number][] = [];
+  for (const [term, vote] of votes) {
+    if (best.length === n && !ranksBefore(term, vote, best[n - 1] as [string, number])) continue;
+    let at = best.length === n ? n - 1 : best.length;
+    while (at > 0 && ranksBefore(term, vote, best[at - 1] as [string, number])) {
+      best[at] = best[at - 1] as [string, number];
+      at--;
+    }
+    best[at] = [term, vote];
+  }
+  return best;
 }
 
 /**
