@@ -114,7 +114,8 @@ const results: BenchResults = {
     node: process.version,
     cpus: cpus().length,
     cpu: cpus()[0]?.model ?? 'unknown',
-    chromium: String(browser?.env.chromium ?? million?.env.chromium ?? 'not run'),
+    // A browser section kept from the previous run keeps its Chromium.
+    chromium: String(browser?.env.chromium ?? million?.env.chromium ?? (kept('browser') || kept('million') ? previous!.meta.chromium : 'not run')),
     failures,
     loads,
   },

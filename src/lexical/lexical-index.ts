@@ -162,6 +162,19 @@ interface LexicalDoc {
   tags: string;
 }
 
+/** What `LexicalIndex.termCounts` returns. */
+export interface TermCounts {
+  /** The distinct terms, in order of first appearance. */
+  readonly terms: readonly string[];
+  /** Each one's count, in the same order. */
+  readonly counts: Uint32Array;
+  /** Terms in all, repeats counted. */
+  readonly length: number;
+}
+
+/** Budget of the `termCounts` memo in bytes, estimated as 2 per character of the texts and 12 per distinct term. */
+const TERM_COUNTS_MEMO = 16 * 2 ** 20;
+
 /** Query characters either leg reads, unless `LexicalOptions.maxQueryChars` says otherwise. */
 export const DEFAULT_MAX_QUERY_CHARS = 10_000;
 
@@ -363,6 +376,31 @@ export class LexicalIndex {
     for (const token of tokenize(text)) for (const term of this.termOf(token)) out.push(term);
     return out;
   }
+
+  /**
+   * `textTerms(text)` counted: each distinct term (in order of first appearance) with its count, and their total.
+   * Memoised per text (shared: callers must not change it): searches read the same long memories again and again
+   * (feedback's voters, currency's head), and tokenising them was most of a search over long texts.
+   */
+  termCounts(text: string): TermCounts {
+    return this.countsOf(text);
+  }
+
+  private readonly countsOf = memoizeByText(
+    (text: string): TermCounts => {
+      const counts = new Map<string, number>();
+      let length = 0;
+      for (const token of tokenize(text)) {
+        for (const term of this.termOf(token)) {
+          counts.set(term, (counts.get(term) ?? 0) + 1);
+          length++;
+        }
+      }
+      return { terms: [...counts.keys()], counts: Uint32Array.from(counts.values()), length };
+    },
+    TERM_COUNTS_MEMO,
+    (text, value) => 2 * text.length + 12 * value.terms.length,
+  );
 
   /**
    * Up to `cap` ids of memories whose text holds every indexed term of `text`'s rarest one, oldest first: the only

@@ -6,6 +6,7 @@
  * "gate B12" and "gate C3". Unlike the lexical leg's terms, words are not stemmed: "moved" and "moves" are
  * different statements.
  */
+import { memoizeByText } from '../util/memo.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
 
 /** Words that turn a statement into its opposite; never dropped as stop words. */
@@ -32,16 +33,46 @@ export function statementWords(text: string): string[] {
 
 /** The statement key of `text`: '' when no word carries one (only stop words and negations, "not the"). */
 export function statementKey(text: string): string {
-  const words = statementWords(text);
-  return words.every((word) => NEGATIONS.has(word)) ? '' : words.join(' ');
+  return keyOf(text);
 }
+
+// Keys and details are memoised per text, bounded by estimated bytes (2 a character): a search asks for those of
+// the same long memories again and again (diversify, currency), and reading them was a large part of its time.
+const MEMO_BYTES = 8 * 2 ** 20;
+
+const keyOf = memoizeByText(
+  (text: string): string => {
+    const words = statementWords(text);
+    return words.every((word) => NEGATIONS.has(word)) ? '' : words.join(' ');
+  },
+  MEMO_BYTES,
+  (text, key) => 2 * (text.length + key.length),
+);
+
+/** The distinct words of a statement key (memoised, shared: callers only read it). */
+export function statementKeyWords(key: string): ReadonlySet<string> {
+  return keyWordsOf(key);
+}
+
+const keyWordsOf = memoizeByText((key: string): ReadonlySet<string> => new Set(key.split(' ')), MEMO_BYTES, (key, words) => 2 * key.length + 48 * words.size);
 
 /**
  * The details that make two similar texts different memories: numbers and words with a digit ("LH1234", "4821",
  * "9:40" as "9" and "40"), negations, and capitalised words not at the start of a sentence (names: "Porto",
- * "Garnet"). Two texts whose details differ are distinct whatever their cosine.
+ * "Garnet"). Two texts whose details differ are distinct whatever their cosine. The set is memoised and shared:
+ * callers only read it.
  */
 export function statementDetails(text: string): Set<string> {
+  return detailsOf(text);
+}
+
+const detailsOf = memoizeByText(
+  (text: string): Set<string> => readDetails(text),
+  MEMO_BYTES,
+  (text, details) => 2 * text.length + 48 * details.size,
+);
+
+function readDetails(text: string): Set<string> {
   const details = new Set<string>();
   const normal = text.normalize('NFKC').replace(/n['’]t\b/gi, ' not');
   // The start of the text, or of a sentence: ". ", "! ", "? " before the word (read backwards, so a long text stays linear).

@@ -15,7 +15,7 @@
  */
 import type { ScoredCandidate } from './adjust.js';
 import type { CurrencyOptions } from './options.js';
-import { statementDetails, statementKey, statementWords } from '../lexical/statement.js';
+import { statementDetails, statementKey, statementKeyWords, statementWords } from '../lexical/statement.js';
 
 export interface CurrencyParts {
   /** The query as the caller wrote it. */
@@ -138,8 +138,8 @@ function isNumber(detail: string): boolean {
 
 /** Jaccard of two statement keys' words. */
 function wordOverlap(a: string, b: string): number {
-  const left = new Set(a.split(' '));
-  const right = new Set(b.split(' '));
+  const left = statementKeyWords(a);
+  const right = statementKeyWords(b);
   let shared = 0;
   for (const word of left) if (right.has(word)) shared++;
   return shared / (left.size + right.size - shared);

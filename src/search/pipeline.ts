@@ -235,7 +235,8 @@ export async function runPipeline(state: PipelineState, query: string, options: 
 
   const currency = options.currency;
   if (currency !== false && !options.raw) {
-    const parts = { query, queryTerms: lexical.queryTerms(query), textTerms: (text: string) => lexical.textTerms(text), isLater: (a: string, b: string) => state.threads.isLater(a, b), sameThread: (a: string, b: string) => state.threads.sameThread(a, b) };
+    // Each text's distinct terms, memoised: currency only asks which of the query's terms a text holds.
+    const parts = { query, queryTerms: lexical.queryTerms(query), textTerms: (text: string) => lexical.termCounts(text).terms, isLater: (a: string, b: string) => state.threads.isLater(a, b), sameThread: (a: string, b: string) => state.threads.sameThread(a, b) };
     reranked = trace.stage(
       'currency',
       reranked.length,

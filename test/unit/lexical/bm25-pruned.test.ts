@@ -36,6 +36,8 @@ const scenarioArb = fc.record({
       filter: fc.constantFrom(0, 2, 3),
       window: fc.constantFrom(undefined, 1, 3, 16),
       maxScore: fc.boolean(),
+      // Every posting read term at a time (few postings), or MaxScore's windows.
+      dense: fc.boolean(),
       scanRatio: fc.constantFrom(undefined, 0, 1e9),
       boost: fc.record({ text: fc.constantFrom(1, 2, 0.5), tags: fc.constantFrom(1, 3) }),
       matchedTerms: fc.boolean(),
@@ -66,7 +68,7 @@ function build(scenario: Scenario): LexicalIndex {
   return restored;
 }
 
-describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
+describe('bm25TopKPruned: MaxScore pruning (or every posting, term at a time) with the exhaustive answer', () => {
   it('returns what bm25TopK returns: same ids, same scores (===), same order, ties included', () => {
     fc.assert(
       fc.property(scenarioArb, (scenario) => {
@@ -77,11 +79,11 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
           const terms = q.weighted ? q.terms.map((term, i) => ({ term, ...q.weighted![i]! })) : q.terms;
           const eligible = q.filter ? (id: string) => Number(id.slice(1, id.indexOf('c'))) % q.filter !== 0 : undefined;
           // Pruned first, while the postings may still hold discarded memories; then the reference; then pruned again (cached lists).
-          const pruned = bm25TopKPruned(index, terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 });
+          const pruned = bm25TopKPruned(index, terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1, dense: q.dense });
           const reference = bm25TopK(index, terms, q.boost, bm25, q.limit, eligible);
           expect(pruned).toStrictEqual(reference);
           for (let i = 0; i < pruned.length; i++) expect(Object.is(pruned[i]!.score, reference[i]!.score)).toBe(true);
-          expect(bm25TopKPruned(index, terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 })).toStrictEqual(reference);
+          expect(bm25TopKPruned(index, terms, q.boost, bm25, q.limit, eligible, { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1, dense: q.dense })).toStrictEqual(reference);
         }
       }),
       { numRuns: runs(300) },
@@ -99,7 +101,7 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
           for (const q of scenario.queries) {
             const bm25 = { k: 1.2, b: 0.7, d: 0.5, matchedTerms: q.matchedTerms };
             const eligible = q.filter ? (id: string) => Number(id.slice(1, id.indexOf('c'))) % q.filter !== 0 : undefined;
-            const tuning = { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1 };
+            const tuning = { window: q.window, maxScore: q.maxScore, scanRatio: q.scanRatio, minPostings: -1, dense: q.dense };
             expect(bm25TopKPruned(index, q.terms, q.boost, bm25, q.limit, eligible, tuning)).toStrictEqual(bm25TopK(index, q.terms, q.boost, bm25, q.limit, eligible));
           }
           // Some added memories are long: the average length rises and every cached bound must widen with it.
@@ -194,14 +196,14 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
     let postings = 0;
     for (const term of terms) for (const list of index.termPostings(term)!.values()) postings += list.size;
     const before = { ...pruningCounters };
-    const pruned = bm25TopKPruned(index, terms, boost, bm25, 50, undefined, { minPostings: -1 });
+    const pruned = bm25TopKPruned(index, terms, boost, bm25, 50, undefined, { minPostings: -1, dense: false });
     const scored = pruningCounters.documentsScored - before.documentsScored;
     const read = pruningCounters.postingsRead - before.postingsRead;
     expect(pruned).toStrictEqual(bm25TopK(index, terms, boost, bm25, 50));
     // Only documents whose bound reaches the 50th score are scored; probing (scan ratio 0) also skips postings.
     expect(scored).toBeLessThan(records.length / 10);
     const probing = { ...pruningCounters };
-    expect(bm25TopKPruned(index, terms, boost, bm25, 50, undefined, { scanRatio: 0, minPostings: -1 })).toStrictEqual(pruned);
+    expect(bm25TopKPruned(index, terms, boost, bm25, 50, undefined, { scanRatio: 0, minPostings: -1, dense: false })).toStrictEqual(pruned);
     expect(pruningCounters.postingsRead - probing.postingsRead).toBeLessThan(postings * 0.8);
     expect(read).toBeLessThanOrEqual(postings);
   });
@@ -215,7 +217,8 @@ describe('bm25TopKPruned: MaxScore pruning with the exhaustive answer', () => {
     const reference = bm25TopK(index, ...args);
     expect(reference.map((r) => r.id)).toEqual(['texted', 'tagged']);
     expect(reference[0]!.score).toBe(reference[1]!.score);
-    expect(bm25TopKPruned(index, ...args, undefined, { minPostings: -1 })).toStrictEqual(reference);
+    expect(bm25TopKPruned(index, ...args, undefined, { minPostings: -1, dense: false })).toStrictEqual(reference);
+    expect(bm25TopKPruned(index, ...args, undefined, { minPostings: -1, dense: true })).toStrictEqual(reference);
   });
 
   it('is what LexicalIndex.search returns, fresh and restored from a snapshot', () => {

@@ -119,6 +119,26 @@ describe('lexical leg (MiniSearch BM25)', () => {
     expect(exact.search('paints', 10)).toEqual([]);
     expect(exact.settingsKey).not.toBe(idx.settingsKey);
   });
+
+  it('termCounts: textTerms counted (first appearance order), memoised per text, over any text', () => {
+    const idx = new LexicalIndex();
+    const piece = fc.oneof(hostileQuery, fc.constantFrom('Painted fences', '東京の天気は晴れです', 'caf\u0065\u0301', '\n', 'the the THE', 'ﬁnal'));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+        const text = pieces.join(' ');
+        const terms = idx.textTerms(text);
+        const counts = new Map<string, number>();
+        for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+        const got = idx.termCounts(text);
+        expect(got.terms).toEqual([...counts.keys()]);
+        expect([...got.counts]).toEqual([...counts.values()]);
+        expect(got.length).toBe(terms.length);
+        // The same text (another string of it too) reads the memo.
+        expect(idx.termCounts(pieces.join(' '))).toBe(got);
+      }),
+      { numRuns: runs(300) },
+    );
+  });
 });
 
 describe("BM25's b: 'auto' from the spread of text lengths", () => {

@@ -1,9 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine, ErrorCode } from '../../../src/index.js';
 import { LexicalIndex } from '../../../src/lexical/lexical-index.js';
-import { feedbackTerms } from '../../../src/search/feedback.js';
+import { feedbackTerms, type FeedbackOptions } from '../../../src/search/feedback.js';
+import type { WeightedTerm } from '../../../src/lexical/bm25-topk.js';
+import type { MemoryRecord } from '../../../src/types.js';
 import { memoryRecord } from '../helpers/records.js';
 import { VIOLIN_NOTES } from '../helpers/feedback-fixture.js';
+import { hostileQuery } from '../helpers/arbitraries.js';
+import { runs } from '../helpers/tier.js';
 
 const texts = VIOLIN_NOTES;
 
@@ -34,6 +39,45 @@ describe('stage feedback (pseudo-relevance feedback on the lexical leg)', () => 
     expect(terms.find((t) => t.term === index.termOfWord('violin'))?.counts).toBe(false);
     // originalWeight 1: the query alone.
     expect(feedbackTerms(query, voters, index, { docs: 2, terms: 4, originalWeight: 1 })).toEqual(query.map((term) => ({ term, weight: 1, counts: true })));
+  });
+
+  it('equals the naive reference (each voter’s text and tags joined, tokenised afresh) over any texts and tags', () => {
+    // The reference: the weighted query written out from textTerms of `text \n tag \n tag…`, with no memo.
+    const naive = (index: LexicalIndex, query: string[], voters: { record: MemoryRecord; score: number }[], options: FeedbackOptions) => {
+      const top = voters.reduce((max, v) => Math.max(max, v.score), 0);
+      const votes = new Map<string, number>();
+      for (const { record, score } of voters) {
+        const ts = index.textTerms([record.text, ...record.tags].join('\n'));
+        if (ts.length === 0) continue;
+        const tf = new Map<string, number>();
+        for (const t of ts) tf.set(t, (tf.get(t) ?? 0) + 1);
+        for (const [t, c] of tf) votes.set(t, (votes.get(t) ?? 0) + (c / ts.length) * (score / top));
+      }
+      const best = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, options.terms);
+      const total = best.reduce((sum, [, v]) => sum + v, 0);
+      const share = total > 0 ? (query.length * (1 - options.originalWeight)) / options.originalWeight / total : 0;
+      const weights = new Map<string, WeightedTerm>(query.map((t) => [t, { term: t, weight: 1, counts: true }]));
+      for (const [t, v] of best) {
+        const w = v * share;
+        if (!(w > 0)) continue;
+        const own = weights.get(t);
+        if (own) own.weight += w;
+        else weights.set(t, { term: t, weight: w, counts: false });
+      }
+      return top > 0 && query.length > 0 && voters.length > 0 ? [...weights.values()] : [];
+    };
+    const index = new LexicalIndex();
+    const text = fc.oneof(hostileQuery, fc.constantFrom(...VIOLIN_NOTES), fc.constantFrom('violin violin rosin', '東京の天気は晴れです', 'e\u0301t\u00e9', ''));
+    const voter = fc.record({ text, tags: fc.array(fc.oneof(text, fc.constantFrom('violin', 'music')), { maxLength: 3 }), score: fc.double({ min: 0.01, max: 20, noNaN: true }) });
+    fc.assert(
+      fc.property(fc.array(voter, { minLength: 1, maxLength: 6 }), fc.constantFrom('when do I practise the violin', 'rosin strings'), fc.integer({ min: 1, max: 12 }), (vs, q, terms) => {
+        const voters = vs.map((v, i) => ({ record: memoryRecord(`m${i}`, { text: v.text, tags: v.tags }), score: v.score }));
+        const query = index.queryTerms(q);
+        const options = { docs: 6, terms, originalWeight: 0.5 };
+        expect(feedbackTerms(query, voters, index, options)).toEqual(naive(index, query, voters, options));
+      }),
+      { numRuns: runs(300) },
+    );
   });
 
   it('brings in what the first pass missed, shows it in the trace and in explain.feedback', async () => {

@@ -131,4 +131,24 @@ describe('memoizeByText', () => {
     count('ab');
     expect(seen).toEqual(['ab', 'abc', 'abcd', 'ab']);
   });
+
+  it('with a cost, bounds what its entries weigh, and never keeps one heavier than the whole budget', () => {
+    const seen: string[] = [];
+    const length = memoizeByText((text) => {
+      seen.push(text);
+      return text.length;
+    }, 5, (text) => text.length);
+    length('ab');
+    length('abc'); // 5 of 5
+    length('ab');
+    expect(seen).toEqual(['ab', 'abc']);
+    length('x'); // 6 > 5: starts over, then holds 'x'
+    length('x');
+    length('ab');
+    expect(seen).toEqual(['ab', 'abc', 'x', 'ab']);
+    length('abcdef'); // heavier than the budget: computed each time, never kept, nothing dropped for it
+    length('abcdef');
+    length('x');
+    expect(seen).toEqual(['ab', 'abc', 'x', 'ab', 'abcdef', 'abcdef']);
+  });
 });
