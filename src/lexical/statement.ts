@@ -6,6 +6,7 @@
  * "gate B12" and "gate C3". Unlike the lexical leg's terms, words are not stemmed: "moved" and "moves" are
  * different statements.
  */
+import { memoizeByText } from '../util/memo.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
 
 /** Words that turn a statement into its opposite; never dropped as stop words. */
@@ -35,6 +36,9 @@ export function statementKey(text: string): string {
   const words = statementWords(text);
   return words.every((word) => NEGATIONS.has(word)) ? '' : words.join(' ');
 }
+
+/** `statementKey`, memoised for the texts of the last few writes (an add asks for each new text's key twice). */
+export const statementKeyOf: (text: string) => string = memoizeByText(statementKey, 1024);
 
 /**
  * The details that make two similar texts different memories: numbers and words with a digit ("LH1234", "4821",
@@ -66,4 +70,14 @@ export function sameDetails(a: string, b: string): boolean {
   if (left.size !== right.size) return false;
   for (const detail of left) if (!right.has(detail)) return false;
   return true;
+}
+
+/**
+ * A 32-bit hash of a statement key, never 0 (0 means "not known" where hashes are kept): equal keys hash equal, so
+ * memories whose hashes differ from every wanted key's can be skipped without reading their text.
+ */
+export function statementHash(key: string): number {
+  let hash = 0x811c9dc5 | 0;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return hash === 0 ? 1 : hash;
 }
