@@ -87,7 +87,7 @@ async function hashes(documentIds: Map<number, string>, records: RecordTable, ch
  * fraction of their memory after a large import. Call it right after `encodeLexical`, in the same write-queue task.
  */
 export function repackLexical(lexical: LexicalIndex, snapshot: IndexSnapshot): void {
-  lexical.restore(decodeSnapshot(snapshot.slice()).state);
+  lexical.restore(decodeSnapshot(snapshot.slice()).state, true);
 }
 
 /** The stored snapshot, or null when there is none (an older JSON snapshot counts as none: the engine rebuilds). */

@@ -18,7 +18,7 @@
  * ruled out by a bound: quantized-scan.ts rowsAbove), and the answers are then walked in batch order, where
  * liveness can change from one new memory to the next.
  */
-import { statementKey } from '../lexical/statement.js';
+import { statementHash, statementKey, statementKeyOf } from '../lexical/statement.js';
 import type { MemoryRecord } from '../types.js';
 import { calibratedCosine, meanPairwiseCosine } from '../vector/similarity.js';
 import type { VectorScan } from '../vector/scan.js';
@@ -191,10 +191,15 @@ function batchBaseline(index: VectorIndex, vectors: readonly Float32Array[]): nu
 
 /** What `planSameStatement` reads of the store. */
 export interface SameStatementContext {
-  /** Ids of stored memories that may say what `text` says (LexicalIndex.holdersOfRarestTerm). */
-  candidates(text: string): string[];
+  /**
+   * Ids of stored memories that may say what `text` says (LexicalIndex.holdersOfRarestTerm), less any known to say
+   * none of `statements` (the batch's keys' `statementHash`es).
+   */
+  candidates(text: string, statements: ReadonlySet<number>): string[];
   /** The stored records among `ids`. */
   records(ids: readonly string[]): Promise<MemoryRecord[]>;
+  /** Told each stored candidate's statement key, so that `candidates` can skip it next time. */
+  learn?(id: string, key: string): void;
 }
 
 /** Candidates read per new memory: a duplicate past them stays visible (the safe way to miss one). */
@@ -207,19 +212,22 @@ export const SAME_STATEMENT_CANDIDATES = 256;
  */
 export async function planSameStatement(context: SameStatementContext, batch: readonly MemoryRecord[]): Promise<SupersedePlan<MemoryRecord>> {
   const groupOf = (r: MemoryRecord, key: string) => JSON.stringify([r.project ?? null, r.scope ?? null, r.kind ?? null, key]);
-  const keys = batch.map((r) => statementKey(r.text));
+  const keys = batch.map((r) => statementKeyOf(r.text));
   const wanted = new Set(batch.map((r, i) => (keys[i] ? groupOf(r, keys[i] as string) : '')).filter(Boolean));
   if (wanted.size === 0) return { batch: batch.slice(), stored: [] };
   const batchIds = new Set(batch.map((r) => r.id));
+  const statements = new Set(keys.flatMap((key) => (key ? [statementHash(key)] : [])));
   const ids = new Set<string>();
   batch.forEach((r, i) => {
-    if (keys[i]) for (const id of context.candidates(r.text)) if (!batchIds.has(id)) ids.add(id);
+    if (keys[i]) for (const id of context.candidates(r.text, statements)) if (!batchIds.has(id)) ids.add(id);
   });
   /** The newest live memory of each wanted group: stored ones first, then the batch as it is walked. */
   const holders = new Map<string, MemoryRecord>();
   for (const stored of ids.size > 0 ? await context.records([...ids]) : []) {
+    const key = statementKey(stored.text);
+    context.learn?.(stored.id, key);
     if (stored.supersededBy !== undefined) continue;
-    const group = groupOf(stored, statementKey(stored.text));
+    const group = groupOf(stored, key);
     const holder = holders.get(group);
     if (wanted.has(group) && (!holder || stored.createdAt >= holder.createdAt)) holders.set(group, stored);
   }

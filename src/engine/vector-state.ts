@@ -43,7 +43,7 @@ export class VectorState {
     private readonly options: VectorOptions,
     private readonly records: Pick<RecordTable, 'get' | 'getMany' | 'has' | 'keys' | 'size' | 'summary'>,
     private readonly queue: WriteQueue,
-    private readonly lexical: Pick<LexicalIndex, 'holdersOfRarestTerm'>,
+    private readonly lexical: Pick<LexicalIndex, 'holdersOfRarestTerm' | 'learnStatement'>,
   ) {}
 
   get embedder(): Embedder | null {
@@ -221,8 +221,15 @@ export class VectorState {
     const mode = this.options.supersede;
     if (mode === false) return { batch: created, stored: [] };
     if (mode === 'same') {
-      const candidates = (text: string) => this.lexical.holdersOfRarestTerm(text, SAME_STATEMENT_CANDIDATES);
-      return planSameStatement({ candidates, records: (ids) => this.records.getMany(ids) }, created);
+      const lexical = this.lexical;
+      return planSameStatement(
+        {
+          candidates: (text, statements) => lexical.holdersOfRarestTerm(text, SAME_STATEMENT_CANDIDATES, statements),
+          records: (ids) => this.records.getMany(ids),
+          learn: (id, key) => lexical.learnStatement(id, key),
+        },
+        created,
+      );
     }
     const index = this.vectors;
     if (!vectors || !index) return { batch: created, stored: [] };

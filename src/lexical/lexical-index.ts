@@ -14,6 +14,8 @@ import { bm25Bound, type Bm25Params, type WeightedTerm } from './bm25-topk.js';
 import { miniSearchIndex, type MiniSearchIndex } from './minisearch-adapter.js';
 import type { DecodedSnapshot, LexicalState } from './snapshot.js';
 import type { MemoryRecord } from '../types.js';
+import { statementHash, statementKeyOf } from './statement.js';
+import { StatementHashes } from './statement-hashes.js';
 import { stemEnglish } from './stem.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
 
@@ -202,6 +204,8 @@ export class LexicalIndex {
   private readonly factor: boolean | 'auto';
   /** Identifies the index-time settings: a snapshot made under other settings must not be loaded. */
   readonly settingsKey: string;
+  /** What each indexed document says, for `holdersOfRarestTerm`. */
+  private statements = new StatementHashes();
 
   constructor(options: LexicalOptions = {}) {
     const stopWords = options.stopWords === false ? new Set<string>() : new Set(options.stopWords ?? ENGLISH_STOP_WORDS);
@@ -238,14 +242,18 @@ export class LexicalIndex {
     return adapted(this.index_).state();
   }
 
-  /** Replaces the index with a state read from a snapshot made under the same settings (it takes the maps over). */
-  restore(state: DecodedSnapshot['state']): void {
+  /**
+   * Replaces the index with a state read from a snapshot made under the same settings (it takes the maps over).
+   * `sameDocuments`: the snapshot is of this index as it stands (the same texts under the same short ids).
+   */
+  restore(state: DecodedSnapshot['state'], sameDocuments = false): void {
     const search = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
     const index = adapted(miniSearchIndex(search));
     index.replaceState(state);
     this.search_ = search;
     this.index_ = index;
     this.lengths = null;
+    if (!sameDocuments) this.statements = new StatementHashes(state.documentIds.size);
   }
 
   private miniSearchOptions() {
@@ -273,11 +281,25 @@ export class LexicalIndex {
     for (const record of records) this.remove(record.id);
     this.search_.addAll(records.map(toDoc));
     for (const record of records) this.countLength(record.id, 1);
+    const index = this.index_;
+    if (!index) return;
+    for (const record of records) {
+      const shortId = index.shortIdOf(record.id);
+      if (shortId !== undefined) this.statements.note(shortId, statementHash(statementKeyOf(record.text)), true);
+    }
+  }
+
+  /** Notes the statement key of the text indexed for `id`, read from its record (ignored for an id not indexed). */
+  learnStatement(id: string, key: string): void {
+    const shortId = this.index_?.shortIdOf(id);
+    if (shortId !== undefined) this.statements.note(shortId, statementHash(key), false);
   }
 
   remove(id: string): void {
     if (!this.search_.has(id)) return;
     this.countLength(id, -1);
+    const shortId = this.index_?.shortIdOf(id);
+    if (shortId !== undefined) this.statements.forget(shortId);
     this.search_.discard(id);
   }
 
@@ -285,6 +307,7 @@ export class LexicalIndex {
     // A new index rather than removeAll(), which keeps MiniSearch's count of discarded documents.
     this.search_ = new MiniSearch<LexicalDoc>(this.miniSearchOptions());
     this.index_ = miniSearchIndex(this.search_);
+    this.statements = new StatementHashes();
     this.lengths = null;
   }
 
@@ -405,12 +428,15 @@ export class LexicalIndex {
   /**
    * Up to `cap` ids of memories whose text holds every indexed term of `text`'s rarest one, oldest first: the only
    * memories that can say what `text` says (statement.ts), found without a pass over the store. Empty when a term of
-   * `text` is in no memory, when `text` has no indexed term, or on unknown MiniSearch internals.
+   * `text` is in no memory, when `text` has no indexed term, or on unknown MiniSearch internals. With `statements`
+   * (`statementHash`es), the holders among those `cap` known to say none of them are left out.
    */
-  holdersOfRarestTerm(text: string, cap: number): string[] {
+  holdersOfRarestTerm(text: string, cap: number, statements?: ReadonlySet<number>): string[] {
     const index = this.index_;
     const fieldId = index?.fieldIds.text;
     if (!index || fieldId === undefined) return [];
+    // Every holder left out below: no need to find them.
+    if (statements && this.statements.noneSays(statements)) return [];
     let rarest: ReadonlyMap<number, number> | undefined;
     for (const term of new Set(this.textTerms(text))) {
       const postings = index.termPostings(term)?.get(fieldId);
@@ -418,11 +444,21 @@ export class LexicalIndex {
       if (!rarest || postings.size < rarest.size) rarest = postings;
     }
     const out: string[] = [];
-    if (!rarest) return out;
+    if (!rarest || cap <= 0) return out;
+    const known = this.statements;
+    // Without discarded documents every posting is a live holder, counted without a look-up.
+    const dirty = index.dirtCount > 0;
+    let holders = 0;
     for (const shortId of rarest.keys()) {
+      const hash = statements ? known.hashOf(shortId) : 0;
+      if (hash !== 0 && !dirty && !(statements as ReadonlySet<number>).has(hash)) {
+        if (++holders >= cap) break;
+        continue;
+      }
       const id = index.documentIds.get(shortId);
-      if (id !== undefined) out.push(id);
-      if (out.length >= cap) break;
+      if (id === undefined) continue;
+      if (hash === 0 || (statements as ReadonlySet<number>).has(hash)) out.push(id);
+      if (++holders >= cap) break;
     }
     return out;
   }

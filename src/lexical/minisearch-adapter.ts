@@ -132,6 +132,11 @@ export class MiniSearchIndex {
     return this.ms._documentIds;
   }
 
+  /** A live document's short id. */
+  shortIdOf(id: string): number | undefined {
+    return this.ms._idToShortId.get(id);
+  }
+
   /** The next short id MiniSearch will give: it only grows, so any add moves it. */
   get nextId(): number {
     return this.ms._nextId;

@@ -56,6 +56,9 @@ export function statementKeyWords(key: string): ReadonlySet<string> {
 
 const keyWordsOf = memoizeByText((key: string): ReadonlySet<string> => new Set(key.split(' ')), MEMO_BYTES, (key, words) => 2 * key.length + 48 * words.size);
 
+/** `statementKey` (memoised within it): the name the add path reads. */
+export const statementKeyOf: (text: string) => string = statementKey;
+
 /**
  * The details that make two similar texts different memories: numbers and words with a digit ("LH1234", "4821",
  * "9:40" as "9" and "40"), negations, and capitalised words not at the start of a sentence (names: "Porto",
@@ -97,4 +100,14 @@ export function sameDetails(a: string, b: string): boolean {
   if (left.size !== right.size) return false;
   for (const detail of left) if (!right.has(detail)) return false;
   return true;
+}
+
+/**
+ * A 32-bit hash of a statement key, never 0 (0 means "not known" where hashes are kept): equal keys hash equal, so
+ * memories whose hashes differ from every wanted key's can be skipped without reading their text.
+ */
+export function statementHash(key: string): number {
+  let hash = 0x811c9dc5 | 0;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return hash === 0 ? 1 : hash;
 }

