@@ -62,6 +62,8 @@ describe('IVF over a compact index (int8 codes, floats read from the store)', ()
     expect(await recallOf(index, stored, queries)).toBeGreaterThanOrEqual(0.98);
     // Rescoring reads the k best of the probed lists and the rows their bound cannot rule out, not the index.
     expect(reads() / queries.length).toBeLessThan(500);
+    // Queries unlike every stored row (far from every centroid) are answered by every row: exact.
+    expect(await recallOf(index, stored, uniform(12, 20, dim))).toBe(1);
   }, 60_000);
 
   it('leaves uniform vectors to an exact plan over every row (the lists would probe nearly all): recall 1', async () => {
