@@ -15,7 +15,7 @@ export interface BenchArgs {
   millionPeers: boolean;
 }
 
-export const SECTIONS = ['node', 'writes', 'long', 'browser', 'embedder', 'worker', 'million', 'sync'];
+export const SECTIONS = ['node', 'writes', 'long', 'ivf', 'browser', 'embedder', 'worker', 'million', 'sync'];
 /** The one-million scale and sync through a local S3 server are slow: they run only when asked for. */
 export const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'million' && s !== 'sync');
 export const MILLION = 1_000_000;

@@ -4,6 +4,7 @@
  */
 import { PARAGRAPH_TERMS, WORST_CASE_QUERY_COUNT, type QuerySetName } from './data.js';
 import { setOf, type FigureRow, type LatencyRow, type SectionResult } from './measure.js';
+import { IVF_SYSTEMS, type IvfBenchRow } from './ivf.js';
 import { lineChart, type Series } from './svg.js';
 
 export interface ExtraSection {
@@ -36,6 +37,8 @@ export interface BenchResults {
   million?: SectionResult | null;
   /** Add-then-search turns and `add` at size (Node, bench/perf/writes.ts); absent or null when not run. */
   writes?: SectionResult | null;
+  /** The vector leg alone, IVF against the exact int8 scan (Node, bench/perf/ivf.ts); absent or null when not run. */
+  ivf?: IvfBenchRow[] | null;
   /** Long memories, documents and a chat (Node, bench/perf/long.ts); absent or null when not run. */
   long?: { documents: SectionResult | null; chat: SectionResult | null; env: Record<string, unknown> } | null;
   extra: ExtraSection[];
@@ -514,7 +517,7 @@ export function renderMarkdown(results: BenchResults, chartFiles: { file: string
   for (const [label, section] of [
     ['Browser (headless Chromium)', results.browser],
     ['Node (pure pipeline, in-memory store)', results.node],
-    [`${millionN > 0 ? fmtN(millionN) : 'One million'} memories (headless Chromium, the worker on OPFS)`, results.million ?? null],
+    [`${millionN > 0 ? fmtN(millionN) : 'One million'} memories (Node on a SQLite file, and headless Chromium with the worker on OPFS)`, results.million ?? null],
     ['Writes: a chat turn (add one memory, then search) and `add` at N (Node, in-memory store)', results.writes ?? null],
     ['Long memories: documents (Node, built-in model vectors)', results.long?.documents ?? null],
     ['Long memories: an assistant chat (Node, built-in model vectors)', results.long?.chat ?? null],
@@ -545,12 +548,43 @@ export function renderMarkdown(results: BenchResults, chartFiles: { file: string
     if (section.notes.length > 0) lines.push(...section.notes.map((n) => `- ${n}`), '');
     if (section === results.million) lines.push(...millionPeerLimits(results), '');
   }
+  if (results.ivf && results.ivf.length > 0) lines.push(...ivfSection(results.ivf));
   for (const extra of results.extra) {
     lines.push(`## \`npm run ${extra.script}\`${extra.ok ? '' : ' (failed)'}`, '', '```text', extra.output.trimEnd(), '```', '');
   }
   if (m.failures.length > 0) lines.push('## Failures in this run', '', ...m.failures.map((f) => `- ${f}`), '');
   lines.push(...DESIGN_FIGURES, ...METHOD);
   return lines.join('\n') + '\n';
+}
+
+/** The vector index section: each system's latency and recall@10 against the exact int8 scan, per kind of data and size. */
+function ivfSection(rows: readonly IvfBenchRow[]): string[] {
+  const lines = [
+    '## The vector leg alone: IVF against the exact scan (Node, 384-d synthetic vectors)',
+    '',
+    'Recall@10 is against the exact int8 scan (the exact float32 scan\'s rows, scores and order). Where the lists do not answer',
+    '(too few rows, or their measured share would probe nearly every row), the IVF rows are the exact int8 scan. Goal: recall@10',
+    '≥ 0.98 on uniform and on clustered vectors wherever the approximate leg is used.',
+    '',
+    '| Data | Rows | System | p50 / p99 ms | Recall@10 | Lists answer? (probed share) | Build s | Load (1-min) |',
+    '|---|---:|---|---:|---:|---|---:|---|',
+  ];
+  for (const r of rows) {
+    const lists = r.status ? `${r.status.answering === 'lists' ? 'yes' : 'no'}${r.status.share === null ? '' : ` (${r.status.share.toFixed(3)})`}` : '–';
+    lines.push(`| ${r.kind} | ${fmtN(r.n)} | ${r.system} | ${fmt(r.p50)} / ${fmt(r.p99)} | ${r.recall.toFixed(3)} | ${lists} | ${r.buildMs === undefined ? '–' : (r.buildMs / 1000).toFixed(1)} | ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)} |`);
+  }
+  const used = rows.filter((r) => (r.system === IVF_SYSTEMS.ivf || r.system === IVF_SYSTEMS.compact) && r.status?.answering === 'lists');
+  const low = used.filter((r) => r.recall < 0.98);
+  lines.push(
+    '',
+    used.length === 0
+      ? '- The lists answered nowhere in this run: every IVF row is the exact int8 scan.'
+      : low.length === 0
+        ? `- Where the lists answer (${used.map((r) => `${r.kind} ${fmtN(r.n)}`).join(', ')}), recall@10 ≥ 0.98: the goal holds.`
+        : `- **Below 0.98 where the lists answer**: ${low.map((r) => `${r.system}, ${r.kind} ${fmtN(r.n)}: ${r.recall.toFixed(3)}`).join('; ')}.`,
+    '',
+  );
+  return lines;
 }
 
 const DESIGN_FIGURES = [
