@@ -137,6 +137,12 @@ async function main(): Promise<void> {
   if (args.millionPeers) runPeers(n, out);
   else out.notes.push('MiniSearch at this scale not run (add --million-peers: its own Node process, several minutes). Orama is not run at this scale (its heap at the largest size of the other sections, scaled, is the limit).');
 
+  if (args.millionNodeOnly) {
+    out.notes.push('The browser worker at this scale was not run in this run (--million-node-only).');
+    write();
+    log('wrote bench/results/million.json');
+    return;
+  }
   const queriesFile = `queries-v${DATA_VERSION}-s${world.seed}.json`;
   writeFileSync(join(cacheDir, queriesFile), JSON.stringify(queriesToJson(queries)));
   const { server, baseURL } = await startServer();

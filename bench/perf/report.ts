@@ -387,6 +387,9 @@ function stageTable(section: SectionResult, set: QuerySetName, dim = 384): strin
 
 /** Issue 45's goals for writes (at 100k, or the largest size the writes section ran) and long memories. */
 export const WRITE_TARGETS = { steadyP50: 4, steadyP99: 10, turnP50Ratio: 1.2, turnP99: 12, addPerSecond: 5000, longP50: 5 };
+/** Issue 45's goals for a million memories in Node (bench/perf/million-node.ts), judged on the worst-case set. */
+export const NODE_MILLION_TARGETS = { importPerSecond: 10_000, firstAnswerMs: 1_000, p50: 10, p99: 30, rssMB: 2_048 };
+const NODE_MILLION = 'Engram (Node, SQLite file)';
 
 export function issue45Rows(results: BenchResults): TargetRow[] {
   const rows: TargetRow[] = [];
@@ -413,6 +416,22 @@ export function issue45Rows(results: BenchResults): TargetRow[] {
     row(`search right after an add: p99 ≤ ${WRITE_TARGETS.turnP99} ms ${at}`, after?.p99, (v) => v <= WRITE_TARGETS.turnP99, (v) => `${fmt(v)} ms${orama ? ` (Orama ${fmt(orama.p99)} ms)` : ''}`);
     row(`\`add\` ≥ ${WRITE_TARGETS.addPerSecond.toLocaleString('en-US')}/s ${at} (batches of 50)`, add, (v) => v >= WRITE_TARGETS.addPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')}/s${oramaAdd ? ` (Orama ${Math.round(oramaAdd).toLocaleString('en-US')}/s)` : ''}`);
   }
+  const m = results.million ?? null;
+  const mn = Number(m?.env.n ?? 0);
+  if (m && mn > 0 && m.figures.some((f) => f.system === NODE_MILLION)) {
+    const T = NODE_MILLION_TARGETS;
+    const at = `at ${fmtN(mn)} (Node)`;
+    const row = (target: string, value: number | undefined, ok: (v: number) => boolean, show: (v: number) => string) =>
+      rows.push({ target, measured: value === undefined ? 'not measured' : show(value), holds: value === undefined ? null : ok(value), load: loadOf('million') });
+    const hybrid = find(m, NODE_MILLION, 'hybrid', mn, 384, TARGET_SET);
+    row(`import ≥ ${T.importPerSecond.toLocaleString('en-US')}/s ${at}`, figure(m, NODE_MILLION, 'import memories/s', mn), (v) => v >= T.importPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')}/s`);
+    row(`open to first answer ≤ ${T.firstAnswerMs / 1000} s ${at}`, figure(m, NODE_MILLION, 'open to first answer ms', mn), (v) => v <= T.firstAnswerMs, (v) => `${fmt(v)} ms`);
+    row(`hybrid p50 ≤ ${T.p50} ms ${at}, worst-case set`, hybrid?.p50, (v) => v <= T.p50, (v) => `${fmt(v)} ms`);
+    row(`hybrid p99 ≤ ${T.p99} ms ${at}, worst-case set`, hybrid?.p99, (v) => v <= T.p99, (v) => `${fmt(v)} ms`);
+    row(`process RSS ≤ ${T.rssMB / 1024} GB ${at} (peak)`, figure(m, NODE_MILLION, 'RSS peak MB', mn), (v) => v <= T.rssMB, (v) => `${v.toFixed(0)} MB`);
+    const recall = figure(m, NODE_MILLION, 'vector recall@10 (worst-case set)', mn);
+    row(`vector recall@10 ≥ 0.98 ${at}, both query sets`, recall === undefined ? undefined : Math.min(recall, figure(m, NODE_MILLION, 'vector recall@10', mn) ?? recall), (v) => v >= 0.98, (v) => v.toFixed(3));
+  }
   for (const [label, section] of [['abstracts', results.long?.documents], ['an assistant chat', results.long?.chat]] as const) {
     if (!section) continue;
     const hybrid = section.latency.find((r) => r.system === 'Engram' && r.op === 'hybrid');
@@ -437,6 +456,21 @@ function issue45Limits(results: BenchResults, rows: TargetRow[]): string[] {
     if (missed('steady')) out.push(`- Steady at ${fmtN(n)}: largest stages (mean) ${stageMeans(w, 'Engram, steady', n, 'standard')}.`);
     if (missed('search right after')) out.push(`- Right after an add at ${fmtN(n)}: largest stages (mean) ${stageMeans(w, 'Engram, right after adding one', n, 'standard')}; the add itself ${fmt(find(w, 'Engram', 'add one', n)?.p50)} ms p50.`);
     if (missed('`add`')) out.push('- `add`: each memory is validated, embedded, checked for a duplicate among the stored ones (supersede), written to the store in one transaction and indexed; see the add p50 and the turn rows below.');
+  }
+  const m = results.million ?? null;
+  const mn = Number(m?.env.n ?? 0);
+  const nodeFigure = (metric: string) => figure(m, NODE_MILLION, metric, mn);
+  if (m && (missed('import') || missed('open to first'))) {
+    out.push(
+      `- Import and open at ${fmtN(mn)} (Node): import calls ${fmt(nodeFigure('import: in import calls, memories/s'))}/s (chunk files read in ${fmt(nodeFigure('import: reading the chunk files, ms'))} ms); ` +
+        `lexical snapshot saved in ${fmt(nodeFigure('lexical snapshot save ms'))} ms (${fmt(nodeFigure('lexical snapshot MB'))} MB); open ${fmt(nodeFigure('open ms'))} ms; ` +
+        `IVF lists over the codes rebuilt in the background, ready ${fmt(nodeFigure('IVF lists ready after open ms'))} ms after the open began (searches answer meanwhile).`,
+    );
+  }
+  if (m && (missed('hybrid p50') || missed('hybrid p99'))) out.push(`- Hybrid at ${fmtN(mn)} (Node): largest stages (mean) ${stageMeans(m, NODE_MILLION, mn)}.`);
+  if (m && missed('process RSS')) {
+    const parts = m.figures.filter((f) => f.system === NODE_MILLION && f.metric.startsWith('RSS'));
+    out.push(`- RSS at ${fmtN(mn)} (Node): ${parts.map((f) => `${f.metric.replace('RSS ', '').replace(' MB', '')} ${f.value.toFixed(0)} MB`).join('; ')}.`);
   }
   for (const [label, section] of [['abstracts', results.long?.documents], ['chat', results.long?.chat]] as const) {
     const hybrid = section?.latency.find((r) => r.system === 'Engram' && r.op === 'hybrid');

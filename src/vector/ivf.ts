@@ -78,6 +78,8 @@ const GROUPED_FROM = 256;
 const groupProbe = (groups: number) => Math.min(groups, Math.max(8, Math.ceil(groups / 4)));
 /** Milliseconds of background work between yields. */
 const SLICE_MS = 8;
+/** A build starts once rows have not changed for this long. */
+const QUIET_MS = 500;
 
 /** What the index's IVF is doing (for tests, benches and status). */
 export interface IvfStatus {
@@ -129,6 +131,8 @@ export class IvfIndex<R extends ListedRows> {
   private restored: SavedLists | null = null;
   private save: ((saved: Uint8Array) => void) | null = null;
   private readonly scratch: { dim: number; floats: Float32Array } = { dim: 0, floats: new Float32Array(0) };
+  /** When rows last changed (a build waits for a pause of QUIET_MS). */
+  private lastWrite = -Infinity;
 
   constructor(
     private readonly settings: IvfSettings,
@@ -154,6 +158,7 @@ export class IvfIndex<R extends ListedRows> {
 
   rowsChanged(index: R, rows: readonly number[]): void {
     if (this.rows && this.rows.dim !== index.dim) this.reset();
+    if (rows.length > 0 || index.size !== this.rows?.size) this.lastWrite = now();
     this.rows = index;
     if (this.dirty) for (const row of rows) this.dirty.add(row);
     const dropped = (this.lists?.follow(index.size, rows, this.reader(index)) ?? 0) + (this.pending?.follow(index.size, rows, this.reader(index)) ?? 0);
@@ -249,6 +254,12 @@ export class IvfIndex<R extends ListedRows> {
   private async rebuild(generation: number): Promise<void> {
     const current = () => generation === this.generation && this.rows !== null;
     await nextTask(); // the write that started the build returns first
+    // Not while rows stream in (a bulk import): a build begun at 50k rows of a million would be redone at each doubling,
+    // each time taking the import's thread. Once writes pause, one build at the size reached.
+    for (let quiet; (quiet = now() - this.lastWrite) < QUIET_MS; ) {
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS - quiet));
+      if (!current()) return;
+    }
     const slices = new Slicer();
     let kernel: Int8Kernel | null | undefined;
     while ((kernel = createInt8KernelSoon(64 * 1024)) === undefined) await nextTask();
