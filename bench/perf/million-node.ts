@@ -152,7 +152,7 @@ async function main(): Promise<void> {
       figure('IVF lists ready after open ms', performance.now() - t0, 'ms');
       const status: IvfStatus = lists.status();
       figure('IVF lists answer (1 = yes)', status.answering === 'lists' ? 1 : 0, '');
-      figure('IVF probed share', status.share ?? 1, '');
+      figure('IVF probed share %', (status.share ?? 1) * 100, '%');
       log(`IVF lists over the codes: ${JSON.stringify(status)} after ${Math.round(performance.now() - t0)} ms`);
     } else out.notes.push('Engram (Node): the vector index is not compact, or its scan has no lists: no IVF status.');
 

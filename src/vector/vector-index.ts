@@ -227,7 +227,9 @@ export class VectorIndex implements VectorRows {
     if (!compact) return this.search(query, k, eligible);
     const unit = normalize(query);
     const rowFilter = eligible && ((row: number) => eligible(this.rowIds[row] as string));
-    const plan = compact.plan(unit, k, this.size, rowFilter, this.lists?.probe(this, unit, k) ?? undefined);
+    // With lists, the 1-bit prefilter never answers (on uniform vectors its recall@10 is 0.85): until the lists
+    // answer, and wherever they refuse, the plan is exact over every row, as IvfScan's int8 scan is.
+    const plan = compact.plan(unit, k, this.size, rowFilter, this.lists ? (this.lists.probe(this, unit, k) ?? 'all') : undefined);
     // Rows can move while the floats are read: ids are taken now.
     const idOf = new Map<number, string>();
     for (const row of plan.first) idOf.set(row, this.rowIds[row] as string);
