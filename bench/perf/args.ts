@@ -13,9 +13,11 @@ export interface BenchArgs {
   millionN: number;
   /** Also build and time MiniSearch at that scale, in its own Node process (slow: minutes). */
   millionPeers: boolean;
+  /** Leave out the browser worker at that scale (`--million-node-only`): Engram in Node only. */
+  millionNodeOnly: boolean;
 }
 
-export const SECTIONS = ['node', 'writes', 'long', 'browser', 'embedder', 'worker', 'million', 'sync'];
+export const SECTIONS = ['node', 'writes', 'long', 'ivf', 'browser', 'embedder', 'worker', 'million', 'sync'];
 /** The one-million scale and sync through a local S3 server are slow: they run only when asked for. */
 export const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'million' && s !== 'sync');
 export const MILLION = 1_000_000;
@@ -30,6 +32,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     modelIngestMax: 10_000,
     millionN: 0,
     millionPeers: false,
+    millionNodeOnly: false,
   };
   const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const numbers = (flag: string, value: string | undefined) => {
@@ -47,6 +50,10 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     }
     if (flag === '--million-peers') {
       args.millionPeers = true;
+      continue;
+    }
+    if (flag === '--million-node-only') {
+      args.millionNodeOnly = true;
       continue;
     }
     const value = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : argv[++i];
@@ -79,5 +86,6 @@ export function toArgv(args: BenchArgs): string[] {
     `--model-ingest-max=${args.modelIngestMax}`,
     ...(args.millionN > 0 ? [`--million-n=${args.millionN}`] : []),
     ...(args.millionPeers ? ['--million-peers'] : []),
+    ...(args.millionNodeOnly ? ['--million-node-only'] : []),
   ];
 }

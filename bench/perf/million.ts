@@ -13,13 +13,13 @@ import { chromium, type BrowserContext, type CDPSession, type Page } from 'playw
 import { CHROMIUM_PATH, chromiumArgs } from '../../test/browser/harness.js';
 import { parseArgs } from './args.js';
 import { startServer } from './browser-server.js';
-import { queriesToJson, QUERY_SETS, querySet, SYNTHETIC_DIM, World, type BenchQuery } from './data.js';
+import { queriesToJson, QUERY_SETS, querySet, SYNTHETIC_DIM, World } from './data.js';
 import { ENGRAM_OPS, type EngramOp } from './engram.js';
 import { meanRecall, summarise, type LoopOptions, type SectionResult } from './measure.js';
 import { benchQueries, benchWords, cacheDir, DATA_VERSION } from './node-data.js';
 import { repoRoot, resultsDir } from './paths.js';
 import { K } from './peers.js';
-import { CHUNK, chunkCount, chunkName, ensureChunks, exactAnswersCached, exactTopK, loadVectors } from './stream-data.js';
+import { CHUNK, chunkCount, chunkName, ensureChunks, exactAnswers } from './stream-data.js';
 import { recallMetric } from './suite.js';
 import type { MillionBench } from './browser/million.js';
 
@@ -130,26 +130,19 @@ async function main(): Promise<void> {
   ensureChunks(world, n, log);
 
   // Exact answers and the time of a plain exact scan, from the cached vectors (one 1.5 GB array at 1M × 384).
-  const exact = exactAnswersCached(world.seed, n, queries, () => {
-    log('exact scan of every query (for recall@10 and as the naive peer)');
-    const vectors = loadVectors(world.seed, n, world.dim);
-    const answers = new Map<string, string[]>();
-    for (const set of QUERY_SETS) {
-      const times = new Map<BenchQuery, number[]>();
-      for (const q of querySet(queries, set)) {
-        const t = performance.now();
-        answers.set(q.name, exactTopK(vectors, world.dim, q.vector, K).ids);
-        times.set(q, [performance.now() - t]);
-      }
-      if (times.size > 0) out.latency.push({ section: 'node', dim: world.dim, n, system: EXACT, op: 'vector top-10', set, ...summarise(times) });
-    }
-    return answers;
-  });
+  const exact = exactAnswers(world, n, queries, log, (set, times) => out.latency.push({ section: 'node', dim: world.dim, n, system: EXACT, op: 'vector top-10', set, ...summarise(times) }));
   if (!out.latency.some((r) => r.system === EXACT)) out.notes.push(`The exact scan's time is from the run that cached its answers (bench/results/cache), not this one.`);
+  runNode(n, out);
 
   if (args.millionPeers) runPeers(n, out);
   else out.notes.push('MiniSearch at this scale not run (add --million-peers: its own Node process, several minutes). Orama is not run at this scale (its heap at the largest size of the other sections, scaled, is the limit).');
 
+  if (args.millionNodeOnly) {
+    out.notes.push('The browser worker at this scale was not run in this run (--million-node-only).');
+    write();
+    log('wrote bench/results/million.json');
+    return;
+  }
   const queriesFile = `queries-v${DATA_VERSION}-s${world.seed}.json`;
   writeFileSync(join(cacheDir, queriesFile), JSON.stringify(queriesToJson(queries)));
   const { server, baseURL } = await startServer();
@@ -287,6 +280,26 @@ function firstLine(error: unknown): string {
 
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
+/** Engram in Node at this scale (bench/perf/million-node.ts), in its own process: its RSS is the engine's alone. */
+function runNode(n: number, out: SectionResult): void {
+  const file = join(resultsDir, 'million-node.json');
+  rmSync(file, { force: true });
+  log('Engram in Node at this scale (its own process)');
+  const result = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/perf/million-node.ts', `--million-n=${n}`], { cwd: repoRoot, stdio: 'inherit' });
+  if (result.status !== 0 || !existsSync(file)) {
+    out.notes.push(`Engram in Node at N = ${n.toLocaleString('en-US')} failed: its process exited with ${result.status ?? result.signal}.`);
+    return;
+  }
+  mergeSection(out, JSON.parse(readFileSync(file, 'utf8')) as SectionResult);
+}
+
+function mergeSection(out: SectionResult, part: SectionResult): void {
+  out.latency.push(...part.latency);
+  out.figures.push(...part.figures);
+  out.stages.push(...part.stages);
+  out.notes.push(...part.notes);
+}
+
 /** MiniSearch at this scale, in its own process (a peer that runs out of memory must not end this section). */
 function runPeers(n: number, out: SectionResult): void {
   const file = join(resultsDir, 'million-peers.json');
@@ -297,10 +310,7 @@ function runPeers(n: number, out: SectionResult): void {
     out.notes.push(`MiniSearch at N = ${n.toLocaleString('en-US')} failed: its process exited with ${result.status ?? result.signal}.`);
     return;
   }
-  const part = JSON.parse(readFileSync(file, 'utf8')) as SectionResult;
-  out.latency.push(...part.latency);
-  out.figures.push(...part.figures);
-  out.notes.push(...part.notes);
+  mergeSection(out, JSON.parse(readFileSync(file, 'utf8')) as SectionResult);
 }
 
 await main();

@@ -4,6 +4,7 @@
  */
 import { PARAGRAPH_TERMS, WORST_CASE_QUERY_COUNT, type QuerySetName } from './data.js';
 import { setOf, type FigureRow, type LatencyRow, type SectionResult } from './measure.js';
+import { IVF_SYSTEMS, type IvfBenchRow } from './ivf.js';
 import { lineChart, type Series } from './svg.js';
 
 export interface ExtraSection {
@@ -36,6 +37,8 @@ export interface BenchResults {
   million?: SectionResult | null;
   /** Add-then-search turns and `add` at size (Node, bench/perf/writes.ts); absent or null when not run. */
   writes?: SectionResult | null;
+  /** The vector leg alone, IVF against the exact int8 scan (Node, bench/perf/ivf.ts); absent or null when not run. */
+  ivf?: IvfBenchRow[] | null;
   /** Long memories, documents and a chat (Node, bench/perf/long.ts); absent or null when not run. */
   long?: { documents: SectionResult | null; chat: SectionResult | null; env: Record<string, unknown> } | null;
   extra: ExtraSection[];
@@ -384,6 +387,9 @@ function stageTable(section: SectionResult, set: QuerySetName, dim = 384): strin
 
 /** Issue 45's goals for writes (at 100k, or the largest size the writes section ran) and long memories. */
 export const WRITE_TARGETS = { steadyP50: 4, steadyP99: 10, turnP50Ratio: 1.2, turnP99: 12, addPerSecond: 5000, longP50: 5 };
+/** Issue 45's goals for a million memories in Node (bench/perf/million-node.ts), judged on the worst-case set. */
+export const NODE_MILLION_TARGETS = { importPerSecond: 10_000, firstAnswerMs: 1_000, p50: 10, p99: 30, rssMB: 2_048 };
+const NODE_MILLION = 'Engram (Node, SQLite file)';
 
 export function issue45Rows(results: BenchResults): TargetRow[] {
   const rows: TargetRow[] = [];
@@ -409,6 +415,22 @@ export function issue45Rows(results: BenchResults): TargetRow[] {
     );
     row(`search right after an add: p99 ≤ ${WRITE_TARGETS.turnP99} ms ${at}`, after?.p99, (v) => v <= WRITE_TARGETS.turnP99, (v) => `${fmt(v)} ms${orama ? ` (Orama ${fmt(orama.p99)} ms)` : ''}`);
     row(`\`add\` ≥ ${WRITE_TARGETS.addPerSecond.toLocaleString('en-US')}/s ${at} (batches of 50)`, add, (v) => v >= WRITE_TARGETS.addPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')}/s${oramaAdd ? ` (Orama ${Math.round(oramaAdd).toLocaleString('en-US')}/s)` : ''}`);
+  }
+  const m = results.million ?? null;
+  const mn = Number(m?.env.n ?? 0);
+  if (m && mn > 0 && m.figures.some((f) => f.system === NODE_MILLION)) {
+    const T = NODE_MILLION_TARGETS;
+    const at = `at ${fmtN(mn)} (Node)`;
+    const row = (target: string, value: number | undefined, ok: (v: number) => boolean, show: (v: number) => string) =>
+      rows.push({ target, measured: value === undefined ? 'not measured' : show(value), holds: value === undefined ? null : ok(value), load: loadOf('million') });
+    const hybrid = find(m, NODE_MILLION, 'hybrid', mn, 384, TARGET_SET);
+    row(`import ≥ ${T.importPerSecond.toLocaleString('en-US')}/s ${at}`, figure(m, NODE_MILLION, 'import memories/s', mn), (v) => v >= T.importPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')}/s`);
+    row(`open to first answer ≤ ${T.firstAnswerMs / 1000} s ${at}`, figure(m, NODE_MILLION, 'open to first answer ms', mn), (v) => v <= T.firstAnswerMs, (v) => `${fmt(v)} ms`);
+    row(`hybrid p50 ≤ ${T.p50} ms ${at}, worst-case set`, hybrid?.p50, (v) => v <= T.p50, (v) => `${fmt(v)} ms`);
+    row(`hybrid p99 ≤ ${T.p99} ms ${at}, worst-case set`, hybrid?.p99, (v) => v <= T.p99, (v) => `${fmt(v)} ms`);
+    row(`process RSS ≤ ${T.rssMB / 1024} GB ${at} (peak)`, figure(m, NODE_MILLION, 'RSS peak MB', mn), (v) => v <= T.rssMB, (v) => `${v.toFixed(0)} MB`);
+    const recall = figure(m, NODE_MILLION, 'vector recall@10 (worst-case set)', mn);
+    row(`vector recall@10 ≥ 0.98 ${at}, both query sets`, recall === undefined ? undefined : Math.min(recall, figure(m, NODE_MILLION, 'vector recall@10', mn) ?? recall), (v) => v >= 0.98, (v) => v.toFixed(3));
   }
   for (const [label, section] of [['abstracts', results.long?.documents], ['an assistant chat', results.long?.chat]] as const) {
     if (!section) continue;
@@ -444,6 +466,21 @@ function issue45Limits(results: BenchResults, rows: TargetRow[]): string[] {
           'write are the rest, so the goal holds only where MiniSearch\'s own insertion is well above it. The peers run minutes after Engram on this shared machine: their ratios move with the load between the runs.',
       );
     }
+  }
+  const m = results.million ?? null;
+  const mn = Number(m?.env.n ?? 0);
+  const nodeFigure = (metric: string) => figure(m, NODE_MILLION, metric, mn);
+  if (m && (missed('import') || missed('open to first'))) {
+    out.push(
+      `- Import and open at ${fmtN(mn)} (Node): import calls ${fmt(nodeFigure('import: in import calls, memories/s'))}/s (chunk files read in ${fmt(nodeFigure('import: reading the chunk files, ms'))} ms); ` +
+        `lexical snapshot saved in ${fmt(nodeFigure('lexical snapshot save ms'))} ms (${fmt(nodeFigure('lexical snapshot MB'))} MB); open ${fmt(nodeFigure('open ms'))} ms; ` +
+        `IVF lists over the codes rebuilt in the background, ready ${fmt(nodeFigure('IVF lists ready after open ms'))} ms after the open began (searches answer meanwhile).`,
+    );
+  }
+  if (m && (missed('hybrid p50') || missed('hybrid p99'))) out.push(`- Hybrid at ${fmtN(mn)} (Node): largest stages (mean) ${stageMeans(m, NODE_MILLION, mn)}.`);
+  if (m && missed('process RSS')) {
+    const parts = m.figures.filter((f) => f.system === NODE_MILLION && f.metric.startsWith('RSS'));
+    out.push(`- RSS at ${fmtN(mn)} (Node): ${parts.map((f) => `${f.metric.replace('RSS ', '').replace(' MB', '')} ${f.value.toFixed(0)} MB`).join('; ')}.`);
   }
   for (const [label, section] of [['abstracts', results.long?.documents], ['chat', results.long?.chat]] as const) {
     const hybrid = section?.latency.find((r) => r.system === 'Engram' && r.op === 'hybrid');
@@ -524,7 +561,7 @@ export function renderMarkdown(results: BenchResults, chartFiles: { file: string
   for (const [label, section] of [
     ['Browser (headless Chromium)', results.browser],
     ['Node (pure pipeline, in-memory store)', results.node],
-    [`${millionN > 0 ? fmtN(millionN) : 'One million'} memories (headless Chromium, the worker on OPFS)`, results.million ?? null],
+    [`${millionN > 0 ? fmtN(millionN) : 'One million'} memories (Node on a SQLite file, and headless Chromium with the worker on OPFS)`, results.million ?? null],
     ['Writes: a chat turn (add one memory, then search) and `add` at N (Node, in-memory store)', results.writes ?? null],
     ['Long memories: documents (Node, built-in model vectors)', results.long?.documents ?? null],
     ['Long memories: an assistant chat (Node, built-in model vectors)', results.long?.chat ?? null],
@@ -555,12 +592,43 @@ export function renderMarkdown(results: BenchResults, chartFiles: { file: string
     if (section.notes.length > 0) lines.push(...section.notes.map((n) => `- ${n}`), '');
     if (section === results.million) lines.push(...millionPeerLimits(results), '');
   }
+  if (results.ivf && results.ivf.length > 0) lines.push(...ivfSection(results.ivf));
   for (const extra of results.extra) {
     lines.push(`## \`npm run ${extra.script}\`${extra.ok ? '' : ' (failed)'}`, '', '```text', extra.output.trimEnd(), '```', '');
   }
   if (m.failures.length > 0) lines.push('## Failures in this run', '', ...m.failures.map((f) => `- ${f}`), '');
   lines.push(...DESIGN_FIGURES, ...METHOD);
   return lines.join('\n') + '\n';
+}
+
+/** The vector index section: each system's latency and recall@10 against the exact int8 scan, per kind of data and size. */
+function ivfSection(rows: readonly IvfBenchRow[]): string[] {
+  const lines = [
+    '## The vector leg alone: IVF against the exact scan (Node, 384-d synthetic vectors)',
+    '',
+    'Recall@10 is against the exact int8 scan (the exact float32 scan\'s rows, scores and order). Where the lists do not answer',
+    '(too few rows, or their measured share would probe nearly every row), the IVF rows are the exact int8 scan. Goal: recall@10',
+    '≥ 0.98 on uniform and on clustered vectors wherever the approximate leg is used.',
+    '',
+    '| Data | Rows | System | p50 / p99 ms | Recall@10 | Lists answer? (probed share) | Build s | Load (1-min) |',
+    '|---|---:|---|---:|---:|---|---:|---|',
+  ];
+  for (const r of rows) {
+    const lists = r.status ? `${r.status.answering === 'lists' ? 'yes' : 'no'}${r.status.share === null ? '' : ` (${r.status.share.toFixed(3)})`}` : '–';
+    lines.push(`| ${r.kind} | ${fmtN(r.n)} | ${r.system} | ${fmt(r.p50)} / ${fmt(r.p99)} | ${r.recall.toFixed(3)} | ${lists} | ${r.buildMs === undefined ? '–' : (r.buildMs / 1000).toFixed(1)} | ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)} |`);
+  }
+  const used = rows.filter((r) => (r.system === IVF_SYSTEMS.ivf || r.system === IVF_SYSTEMS.compact) && r.status?.answering === 'lists');
+  const low = used.filter((r) => r.recall < 0.98);
+  lines.push(
+    '',
+    used.length === 0
+      ? '- The lists answered nowhere in this run: every IVF row is the exact int8 scan.'
+      : low.length === 0
+        ? `- Where the lists answer (${used.map((r) => `${r.kind} ${fmtN(r.n)}`).join(', ')}), recall@10 ≥ 0.98: the goal holds.`
+        : `- **Below 0.98 where the lists answer**: ${low.map((r) => `${r.system}, ${r.kind} ${fmtN(r.n)}: ${r.recall.toFixed(3)}`).join('; ')}.`,
+    '',
+  );
+  return lines;
 }
 
 const DESIGN_FIGURES = [
@@ -668,6 +736,15 @@ const METHOD = [
   '  closed) or a stalled call ends the section with a note instead of hanging. Peers at that scale: the exact scan\'s own time in',
   '  Node is reported; MiniSearch runs in its own Node process with `--million-peers`; Orama is not run (its heap figure at the',
   '  largest size of the run, scaled, is the stated limit).',
+  '  **Engram in Node** at that scale runs first, in its own process (bench/perf/million-node.ts, so its RSS is the engine\'s): `createEngine`',
+  '  on a SQLite file (`openNodeStore`, the default `vectorMemory: \'auto\'`, compact from 200,000), `import` calls of 10,000 from the',
+  '  chunk files (one chunk\'s vectors held at a time), the lexical snapshot saved as an app or engram-mcp saves it, closed, opened',
+  '  again with that snapshot: open to first answer, the IVF lists over the compact codes rebuilt in the background (their time and',
+  '  share), then both query sets with the stage breakdown, recall@10 against the same exact answers, and RSS after each step',
+  '  (after a GC; the peak is the largest of those). `--million-node-only` leaves the browser worker out.',
+  '- **The vector leg alone** (`--sections ivf`, bench/perf/ivf.ts): at each size, 384-d unit vectors uniform on the sphere or around',
+  '  1,000 centres, 200 queries from the same distribution; the exact int8 scan, the 1-bit prefilter, IVF over float32 rows and IVF',
+  '  over compact codes (floats read back by id for rescoring), each timed over up to 3 passes, recall@10 against the exact scan.',
   '- **Writes** (bench/perf/writes.ts, Node, issue 45): at each size the store is filled (Engram `import`, MiniSearch `addAll`,',
   '  Orama `insertMultiple`), the fixed set is timed steady, then 200 turns (fewer when `--budget` runs out; at least 3) each add',
   '  one memory of the same corpus and search one query of the set; the search right after the add, the add and the whole turn are',

@@ -4,7 +4,8 @@
  * there instead of docs/; `--million` adds the one-million scale, `--million-n 200000` the same path smaller)
  *
  * Runs every section in its own process (fresh heap each): Node (pure pipeline and peers), writes (a chat turn:
- * add one, then search; `add` at N), long memories (documents and a chat), headless Chromium
+ * add one, then search; `add` at N), long memories (documents and a chat), the vector leg alone (IVF against the
+ * exact scan, uniform and clustered vectors), headless Chromium
  * (the real worker on OPFS and peers in the page), then `npm run bench:embedder` and `npm run bench:worker`
  * when those scripts exist (`--sections sync` adds `npm run bench:sync`, a new device receiving through a local S3
  * server: not in the default run, it takes minutes). Writes bench/results/latest.json, and unless --no-doc, docs/bench.md,
@@ -15,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, toArgv } from './args.js';
+import type { IvfBenchRow } from './ivf.js';
 import type { SectionResult } from './measure.js';
 import { docsDir, repoRoot, resultsDir } from './paths.js';
 import { charts, issue45Rows, renderMarkdown, targetRows, type BenchResults, type ExtraSection, type SectionLoad } from './report.js';
@@ -71,6 +73,7 @@ for (const [section, file, command, extra] of [
   ['writes', 'writes.json', process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', 'bench/perf/writes.ts']],
   ['long', 'long.json', process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/perf/long.ts']],
   ['browser', 'browser.json', process.execPath, ['--import', 'tsx', 'bench/perf/browser.ts']],
+  ['ivf', 'ivf.json', process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/perf/ivf.ts']],
   ['million', 'million.json', process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', 'bench/perf/million.ts']],
 ] as const) {
   if (!args.sections.includes(section)) continue;
@@ -96,6 +99,7 @@ const node = args.sections.includes('node') ? readSection('node.json') : null;
 const browser = args.sections.includes('browser') ? readSection('browser.json') : null;
 const million = args.sections.includes('million') ? readSection('million.json') : null;
 const writes = args.sections.includes('writes') ? readSection('writes.json') : null;
+const ivf = args.sections.includes('ivf') && existsSync(join(resultsDir, 'ivf.json')) ? (JSON.parse(readFileSync(join(resultsDir, 'ivf.json'), 'utf8')) as IvfBenchRow[]) : null;
 const long = args.sections.includes('long') && existsSync(join(resultsDir, 'long.json')) ? (JSON.parse(readFileSync(join(resultsDir, 'long.json'), 'utf8')) as NonNullable<BenchResults['long']>) : null;
 const previous: BenchResults | null = keepOthers && existsSync(join(resultsDir, 'latest.json')) ? (JSON.parse(readFileSync(join(resultsDir, 'latest.json'), 'utf8')) as BenchResults) : null;
 const kept = (section: string) => previous !== null && !args.sections.includes(section);
@@ -124,6 +128,7 @@ const results: BenchResults = {
   million: million ?? (kept('million') ? (previous!.million ?? null) : null),
   writes: writes ?? (kept('writes') ? (previous!.writes ?? null) : null),
   long: long ?? (kept('long') ? (previous!.long ?? null) : null),
+  ivf: ivf ?? (kept('ivf') ? (previous!.ivf ?? null) : null),
   extra,
 };
 writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 1));

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BenchQuery, type World } from './data.js';
+import { QUERY_SETS, querySet, type BenchQuery, type QuerySetName, type World } from './data.js';
 import { K } from './peers.js';
 import { cacheDir, DATA_VERSION } from './node-data.js';
 
@@ -131,4 +131,32 @@ export function exactAnswersCached(
   const answers = compute();
   writeFileSync(file, JSON.stringify({ key, answers: Object.fromEntries(answers) }));
   return answers;
+}
+
+/**
+ * Exact top-10 ids per query name over the first n memories (cached, see exactAnswersCached); when computed now,
+ * `timed` gets each query set's scan times (the naive peer).
+ */
+export function exactAnswers(
+  world: World,
+  n: number,
+  queries: readonly BenchQuery[],
+  log: (message: string) => void,
+  timed: (set: QuerySetName, times: Map<BenchQuery, number[]>) => void = () => {},
+): Map<string, string[]> {
+  return exactAnswersCached(world.seed, n, queries, () => {
+    log('exact scan of every query (for recall@10 and as the naive peer)');
+    const vectors = loadVectors(world.seed, n, world.dim);
+    const answers = new Map<string, string[]>();
+    for (const set of QUERY_SETS) {
+      const times = new Map<BenchQuery, number[]>();
+      for (const q of querySet(queries, set)) {
+        const t = performance.now();
+        answers.set(q.name, exactTopK(vectors, world.dim, q.vector, K).ids);
+        times.set(q, [performance.now() - t]);
+      }
+      if (times.size > 0) timed(set, times);
+    }
+    return answers;
+  });
 }

@@ -145,12 +145,12 @@ export class VectorState {
   }
 
   /**
-   * The scan's saved form (the IVF centroids, ivf.ts) in the store's meta, one key per vector space: handed to
-   * the new index before its rows arrive (a form the scan refuses, of another version, is rebuilt in the
-   * background while the scan answers), and written again after each build, in the write queue.
+   * The scan's saved form (the IVF centroids, ivf.ts: the float32 scan's, or a compact index's lists') in the
+   * store's meta, one key per vector space: handed to the new index before its rows arrive (a form it refuses, of
+   * another version, is rebuilt in the background while searches answer), and written again after each build,
+   * in the write queue.
    */
   private async keepScanSaved(index: VectorIndex, vectorSpace: string): Promise<void> {
-    if (index.isCompact) return;
     const { store, onBackgroundError } = this.options;
     const key = `${SCAN_KEY_PREFIX}${vectorSpace}`;
     const saved = await store.readMeta(key).catch(() => null);

@@ -28,6 +28,7 @@ import {
 } from './quantized-scan.js';
 import { SignCodes, type ApproxRows } from './sign-codes.js';
 import { grown } from '../util/grow.js';
+import { TopK } from '../util/topk.js';
 
 export interface CompactScanOptions extends QuantizedScanOptions {
   /**
@@ -170,13 +171,22 @@ export class CompactRows {
     if (this.prefilters(size)) this.signs?.ready(this.approxRows(size));
   }
 
-  /** Which rows to rescore for the top k of a normalised query among rows 0..size (see RescorePlan). */
-  plan(query: Float32Array, k: number, size: number, eligible?: (row: number) => boolean): RescorePlan {
+  /**
+   * Which rows to rescore for the top k of a normalised query among rows 0..size (see RescorePlan). `among`: the
+   * rows an IVF probe chose (the plan is exact among them; every row when a filter leaves fewer than k of them), or
+   * 'all' for an exact plan over every row (the prefilter does not run).
+   */
+  plan(query: Float32Array, k: number, size: number, eligible?: (row: number) => boolean, among?: Int32Array | 'all'): RescorePlan {
     if (k <= 0 || size === 0) return { first: [], more: [], moreLimit: 0, exact: true };
     this.reserve(size);
     const kernel = this.kernel;
     const quantized = quantize(query, 0, this.dim, new Int8Array(kernel.buffer, 0, this.stride), 0);
-    if (this.prefilters(size)) {
+    if (among instanceof Int32Array) {
+      new Int32Array(kernel.buffer, this.listOffset, among.length).set(among);
+      kernel.dotsAt(this.stride, this.listOffset, among.length, this.stride, 0, this.dotsOffset);
+      const plan = this.select(quantized, k, among, among.length, eligible, true);
+      if (plan.first.length >= k) return plan;
+    } else if (among !== 'all' && this.prefilters(size)) {
       const count = Math.max(k, this.options.prefilterShortlist, Math.ceil(size * this.options.prefilterShortlistShare));
       const shortlist = this.signs!.shortlist(this.approxRows(size), query, count)!;
       new Int32Array(kernel.buffer, this.listOffset, shortlist.length).set(shortlist);
@@ -186,6 +196,18 @@ export class CompactRows {
     }
     kernel.dots(this.stride, size, this.stride, 0, this.dotsOffset);
     return this.select(quantized, k, null, size, eligible, true);
+  }
+
+  /** The k best rows among 0..size for a normalised query by int8 score alone (what IVF calibrates against). */
+  int8TopK(query: Float32Array, k: number, size: number): number[] {
+    if (k <= 0 || size === 0) return [];
+    this.reserve(size);
+    const quantized = quantize(query, 0, this.dim, new Int8Array(this.kernel.buffer, 0, this.stride), 0);
+    this.kernel.dots(this.stride, size, this.stride, 0, this.dotsOffset);
+    const dots = new Int32Array(this.kernel.buffer, this.dotsOffset, size);
+    const top = new TopK(k);
+    for (let row = 0; row < size; row++) top.push(row, (dots[row] as number) * (this.scales[row] as number) * quantized.scale);
+    return top.drain().map(({ index }) => index);
   }
 
   /**

@@ -19,6 +19,7 @@ import { exactScan } from './exact-scan.js';
 import { createInt8KernelSoon, type Int8Kernel } from './int8-kernel.js';
 import { QuantizedScan, quantize, type QuantizedScanOptions } from './quantized-scan.js';
 import type { RowsAbove, ScoredRow, VectorRows, VectorScan } from './scan.js';
+import { normalize } from './similarity.js';
 import { grown } from '../util/grow.js';
 import { prng } from '../util/prng.js';
 import { nextTask } from '../util/schedule.js';
@@ -77,6 +78,10 @@ const GROUPED_FROM = 256;
 const groupProbe = (groups: number) => Math.min(groups, Math.max(8, Math.ceil(groups / 4)));
 /** Milliseconds of background work between yields. */
 const SLICE_MS = 8;
+/** A search probes this many times the measured share (see probe). */
+const SHARE_MARGIN = 2;
+/** A build starts once rows have not changed for this long. */
+const QUIET_MS = 500;
 
 /** What the index's IVF is doing (for tests, benches and status). */
 export interface IvfStatus {
@@ -92,11 +97,29 @@ export interface IvfStatus {
   failure: string | null;
 }
 
-export class IvfScan implements VectorScan {
-  private readonly inner: QuantizedScan;
-  private readonly settings: IvfSettings;
-  /** The index seen last (a scan serves one index). */
-  private rows: VectorRows | null = null;
+/**
+ * Where an IVF index reads its rows: `floats` gives row `row` of `rows` as floats (a view of the stored row, or
+ * `out` filled from its codes: assignment and training are scale-free, so codes serve), and `neighbours` the best k
+ * rows for a unit query by the full int8 scan (what calibration measures the lists against).
+ */
+export interface IvfSource<R extends ListedRows> {
+  floats(rows: R, row: number, out: Float32Array): Float32Array;
+  neighbours(rows: R, query: Float32Array, k: number): number[];
+}
+
+/** What the lists are built over: `size` rows of `dim`. */
+export interface ListedRows {
+  readonly dim: number;
+  readonly size: number;
+}
+
+/**
+ * The lists of one set of rows, built in the background and following row changes (IvfScan over float32 rows; the
+ * compact vector index over its int8 codes). `probe` answers which rows a search should score.
+ */
+export class IvfIndex<R extends ListedRows> {
+  /** The rows seen last (an index serves one set). */
+  private rows: R | null = null;
   /** The lists answering (calibrated), and the ones being calibrated: both follow every row change. */
   private lists: IvfLists | null = null;
   private pending: IvfLists | null = null;
@@ -109,18 +132,14 @@ export class IvfScan implements VectorScan {
   /** Centroids of a saved form, used by the next build of a matching index instead of training. */
   private restored: SavedLists | null = null;
   private save: ((saved: Uint8Array) => void) | null = null;
+  private readonly scratch: { dim: number; floats: Float32Array } = { dim: 0, floats: new Float32Array(0) };
+  /** When rows last changed (a build waits for a pause of QUIET_MS). */
+  private lastWrite = -Infinity;
 
-  constructor(options: IvfScanOptions = {}) {
-    // The lists replace the 1-bit prefilter, which on unclustered vectors misses neighbours (recall@10 0.82 at
-    // 50k × 384-d uniform): where the lists do not answer, the int8 scan is exact unless asked otherwise.
-    this.inner = new QuantizedScan({ prefilterMinRows: false, ...options });
-    const settings = { ...defaultIvfScanOptions };
-    for (const key of Object.keys(settings) as (keyof IvfSettings)[]) {
-      const value = options[key];
-      if (value !== undefined) settings[key] = value;
-    }
-    this.settings = settings;
-  }
+  constructor(
+    private readonly settings: IvfSettings,
+    private readonly source: IvfSource<R>,
+  ) {}
 
   status(): IvfStatus {
     const lists = this.lists;
@@ -139,22 +158,29 @@ export class IvfScan implements VectorScan {
     while (this.build) await this.build;
   }
 
-  rowsChanged(index: VectorRows, rows: readonly number[]): void {
-    this.inner.rowsChanged(index, rows);
+  rowsChanged(index: R, rows: readonly number[]): void {
     if (this.rows && this.rows.dim !== index.dim) this.reset();
+    if (rows.length > 0 || index.size !== this.rows?.size) this.lastWrite = now();
     this.rows = index;
     if (this.dirty) for (const row of rows) this.dirty.add(row);
-    const dropped = (this.lists?.follow(index, rows) ?? 0) + (this.pending?.follow(index, rows) ?? 0);
+    const dropped = (this.lists?.follow(index.size, rows, this.reader(index)) ?? 0) + (this.pending?.follow(index.size, rows, this.reader(index)) ?? 0);
     this.changed += rows.length + dropped;
     this.maybeTrain(index);
   }
 
-  topK(index: VectorRows, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[] {
+  /**
+   * The rows a search for the top k of `query` should score: the probed lists' rows; 'all' when the lists do not
+   * answer for want of recall (measured: every row must be scored) or the probe would take them all; null while
+   * they have no answer yet (too few rows, or not built).
+   */
+  probe(index: R, query: Float32Array, k: number): Int32Array | 'all' | null {
     const lists = this.lists;
-    if (!lists || !this.usable(index) || k <= 0) return this.inner.topK(index, query, k, eligible);
-    const budget = Math.max(k, this.settings.minCandidates, Math.ceil((lists.share as number) * index.size));
-    const shortlist = budget >= index.size ? null : lists.probe(query, budget);
-    return this.inner.topKAmong(index, query, k, shortlist, eligible) ?? exactScan.topK(index, query, k, eligible);
+    if (!lists || index !== this.rows || lists.share === null || index.size < this.settings.ivfMinRows) return null;
+    if (lists.share > this.settings.maxShare) return 'all';
+    // Twice the measured share: it is measured on stored rows as queries, and real queries sit farther from the
+    // lists (at 1M the bench's queries had recall@10 0.965–0.971 at the share, 1.000 at twice it).
+    const budget = Math.max(k, this.settings.minCandidates, Math.ceil(SHARE_MARGIN * lists.share * index.size));
+    return (budget < index.size && lists.probe(query, budget)) || 'all';
   }
 
   /**
@@ -175,19 +201,29 @@ export class IvfScan implements VectorScan {
     this.save = save;
   }
 
+  /** Lists for other rows (a compact index taking over from a float32 one), with this one's saved form and saver. */
+  handOver<S extends ListedRows>(source: IvfSource<S>): IvfIndex<S> {
+    const next = new IvfIndex<S>(this.settings, source);
+    next.restored = this.restored ?? (this.lists?.centroids ? { dim: this.lists.dim, count: this.lists.count, trainedRows: this.lists.trainedRows, centroids: this.lists.centroids } : null);
+    next.save = this.save;
+    return next;
+  }
+
   dispose(): void {
     this.reset();
     this.rows = null;
     this.failure = 'disposed';
   }
 
-  rowsAbove(index: VectorRows, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[] {
-    return this.inner.rowsAbove(index, queries, floor, cap, limit);
-  }
-
-  private usable(index: VectorRows | null): boolean {
+  usable(index: R | null): boolean {
     const lists = this.lists;
     return !!index && index === this.rows && !!lists && lists.share !== null && lists.share <= this.settings.maxShare && index.size >= this.settings.ivfMinRows;
+  }
+
+  private reader(index: R): (row: number) => Float32Array {
+    const { scratch } = this;
+    if (scratch.dim !== index.dim) (scratch.dim = index.dim), (scratch.floats = new Float32Array(index.dim));
+    return (row) => this.source.floats(index, row, scratch.floats);
   }
 
   private reset(): void {
@@ -199,7 +235,7 @@ export class IvfScan implements VectorScan {
     this.changed = 0;
   }
 
-  private maybeTrain(index: VectorRows): void {
+  private maybeTrain(index: R): void {
     if (this.build || this.failure || index.size < this.settings.ivfMinRows) return;
     const trained = this.lists?.trainedRows ?? 0;
     if (this.lists && this.changed < trained && index.size > trained / 2 && index.size < trained * 2) return;
@@ -222,11 +258,17 @@ export class IvfScan implements VectorScan {
   private async rebuild(generation: number): Promise<void> {
     const current = () => generation === this.generation && this.rows !== null;
     await nextTask(); // the write that started the build returns first
+    // Not while rows stream in (a bulk import): a build begun at 50k rows of a million would be redone at each doubling,
+    // each time taking the import's thread. Once writes pause, one build at the size reached.
+    for (let quiet; (quiet = now() - this.lastWrite) < QUIET_MS; ) {
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS - quiet));
+      if (!current()) return;
+    }
     const slices = new Slicer();
     let kernel: Int8Kernel | null | undefined;
     while ((kernel = createInt8KernelSoon(64 * 1024)) === undefined) await nextTask();
     if (!kernel || !current()) return;
-    const index = () => this.rows as VectorRows;
+    const index = () => this.rows as R;
     const { listsPerRoot, iterations, seed, samplePerList } = this.settings;
     const size = index().size;
     const restored = this.restored?.dim === index().dim && !this.lists ? this.restored : null;
@@ -236,15 +278,15 @@ export class IvfScan implements VectorScan {
     this.changed = 0;
     if (restored) lists.setCentroids(restored.centroids, true);
     else {
-      const sample = sampleRows(index(), Math.min(size, Math.max(lists.count, lists.count * samplePerList, 1), MAX_SAMPLE), seed);
+      const sample = sampleRows(index().dim, size, this.reader(index()), Math.min(size, Math.max(lists.count, lists.count * samplePerList, 1), MAX_SAMPLE), seed);
       if (!(await lists.train(sample, iterations, seed, slices, current))) return;
     }
     for (let row = 0; row < size; ) {
       if (!current()) return;
       const rows = index();
       const end = Math.min(size, rows.size);
-      const matrix = rows.matrix;
-      while (row < end && !slices.due()) lists.assign(row, matrix, row * rows.dim), row++;
+      const read = this.reader(rows);
+      while (row < end && !slices.due()) lists.assign(row, read(row), 0), row++;
       if (row >= rows.size) break;
       await slices.yield();
     }
@@ -253,14 +295,79 @@ export class IvfScan implements VectorScan {
     const rows = index();
     const catchUp = [...(this.dirty as Set<number>)];
     for (let row = size; row < rows.size; row++) catchUp.push(row);
-    lists.follow(rows, catchUp);
+    lists.follow(rows.size, catchUp, this.reader(rows));
     this.dirty = null;
     this.pending = lists;
-    const share = await calibrate(this.inner, index, lists, this.settings, slices, current);
-    if (!current() || share === null) return;
-    lists.share = share;
+    const measured = await calibrate(this.source, index, (rows) => this.reader(rows), lists, this.settings, slices, current);
+    if (!current() || measured === null) return;
+    lists.share = measured.share;
+    lists.floor = measured.floor;
     this.lists = lists;
     if (!restored) this.save?.(encodeLists(lists));
+  }
+}
+
+export class IvfScan implements VectorScan {
+  private readonly inner: QuantizedScan;
+  private readonly settings: IvfSettings;
+  private readonly index: IvfIndex<VectorRows>;
+
+  constructor(options: IvfScanOptions = {}) {
+    // The lists replace the 1-bit prefilter, which on unclustered vectors misses neighbours (recall@10 0.82 at
+    // 50k × 384-d uniform): where the lists do not answer, the int8 scan is exact unless asked otherwise.
+    this.inner = new QuantizedScan({ prefilterMinRows: false, ...options });
+    const settings = { ...defaultIvfScanOptions };
+    for (const key of Object.keys(settings) as (keyof IvfSettings)[]) {
+      const value = options[key];
+      if (value !== undefined) settings[key] = value;
+    }
+    this.settings = settings;
+    this.index = new IvfIndex<VectorRows>(settings, {
+      floats: (rows, row) => rows.matrix.subarray(row * rows.dim, (row + 1) * rows.dim),
+      neighbours: (rows, query, k) => (this.inner.topKAmong(rows, query, k, null) ?? exactScan.topK(rows, query, k)).map((hit) => hit.row),
+    });
+  }
+
+  status(): IvfStatus {
+    return this.index.status();
+  }
+
+  /** Settles when no background build is running (one started meanwhile is awaited too). */
+  idle(): Promise<void> {
+    return this.index.idle();
+  }
+
+  rowsChanged(index: VectorRows, rows: readonly number[]): void {
+    this.inner.rowsChanged(index, rows);
+    this.index.rowsChanged(index, rows);
+  }
+
+  topK(index: VectorRows, query: Float32Array, k: number, eligible?: (row: number) => boolean): ScoredRow[] {
+    const probed = k > 0 ? this.index.probe(index, query, k) : null;
+    if (probed === null || probed === 'all') return this.inner.topK(index, query, k, eligible);
+    return this.inner.topKAmong(index, query, k, probed, eligible) ?? exactScan.topK(index, query, k, eligible);
+  }
+
+  /** See IvfIndex.restore. */
+  restore(saved: Uint8Array): boolean {
+    return this.index.restore(saved);
+  }
+
+  onBuilt(save: (saved: Uint8Array) => void): void {
+    this.index.onBuilt(save);
+  }
+
+  /** The lists for a compact index of the same vectors (compact-rows.ts), with this scan's settings, saved form and saver. */
+  compactLists<S extends ListedRows>(source: IvfSource<S>): IvfIndex<S> {
+    return this.index.handOver(source);
+  }
+
+  dispose(): void {
+    this.index.dispose();
+  }
+
+  rowsAbove(index: VectorRows, queries: readonly Float32Array[], floor: number, cap: number, limit?: (query: number) => number): RowsAbove[] {
+    return this.inner.rowsAbove(index, queries, floor, cap, limit);
   }
 }
 
@@ -271,6 +378,12 @@ export class IvfLists {
   readonly trainedRows: number;
   /** The measured share of rows a search probes; null until calibrated. */
   share: number | null = null;
+  /**
+   * The lowest best-centroid score among the calibration's queries: a query scoring below it with every centroid
+   * lies outside what the share was measured on (a mix of topics, or common words only), and the lists may miss
+   * its neighbours (recall@10 0.72 on such queries at 200k): it is answered by every row.
+   */
+  floor = -Infinity;
   /** The centroids as floats (unit rows), for the saved form. */
   centroids: Float32Array | null = null;
   private readonly stride: number;
@@ -404,16 +517,14 @@ export class IvfLists {
    * Follows a change of the index: rows at or past its size leave their lists, and each changed row below it
    * moves to the list of its nearest centroid. Returns how many rows left.
    */
-  follow(index: VectorRows, rows: readonly number[]): number {
+  follow(size: number, rows: readonly number[], read: (row: number) => Float32Array): number {
     let dropped = 0;
-    for (let row = index.size; row < this.end; row++) if (this.drop(row)) dropped++;
-    this.end = Math.min(this.end, index.size);
-    if (rows.length === 0) return dropped;
-    const matrix = index.matrix;
+    for (let row = size; row < this.end; row++) if (this.drop(row)) dropped++;
+    this.end = Math.min(this.end, size);
     for (const row of rows) {
-      if (row >= index.size) continue;
+      if (row >= size) continue;
       this.drop(row);
-      this.assign(row, matrix, row * index.dim);
+      this.assign(row, read(row), 0);
     }
     return dropped;
   }
@@ -440,9 +551,13 @@ export class IvfLists {
     return order;
   }
 
-  /** The rows of the best lists for `query`, list by list, until at least `budget` (valid until the next call). */
-  probe(query: Float32Array, budget: number): Int32Array {
+  /**
+   * The rows of the best lists for `query`, list by list, until at least `budget` (valid until the next call);
+   * null when the query is below the floor with every centroid.
+   */
+  probe(query: Float32Array, budget: number): Int32Array | null {
     const order = this.ranked(query);
+    if ((this.scores[order[0] as number] as number) < this.floor) return null;
     let total = 0;
     let lists = 0;
     while (lists < this.count && total < budget) total += this.lengths[order[lists++] as number] as number;
@@ -663,19 +778,21 @@ async function seedCentroids(sample: Float32Array, dim: number, count: number, r
 
 /**
  * The least share of rows whose probe holds `targetRecall` of the exact top k of sample rows (themselves left
- * out), or null when `current` turned false. One sample row per slice step: its exact top k and the lists' ranks
+ * out), and the lowest best-centroid score among those rows (IvfLists.floor); null when `current` turned false. One sample row per slice step: its exact top k and the lists' ranks
  * are read at one moment, so rows changing between steps do not matter.
  */
-async function calibrate(
-  scan: QuantizedScan,
-  index: () => VectorRows,
+async function calibrate<R extends ListedRows>(
+  source: IvfSource<R>,
+  index: () => R,
+  reader: (rows: R) => (row: number) => Float32Array,
   lists: IvfLists,
   { calibrationQueries, calibrationK, targetRecall, seed }: IvfSettings,
   slices: Slicer,
   current: () => boolean,
-): Promise<number | null> {
+): Promise<{ share: number; floor: number } | null> {
   const random = prng(seed + 13);
   const needs: number[] = [];
+  let floor = Infinity;
   const rank = new Int32Array(lists.count);
   const before = new Float64Array(lists.count);
   for (let q = 0; q < calibrationQueries; q++) {
@@ -684,9 +801,10 @@ async function calibrate(
     const rows = index();
     if (rows.size <= calibrationK) break;
     const row = Math.floor(random() * rows.size);
-    const query = rows.matrix.slice(row * rows.dim, (row + 1) * rows.dim);
-    const exact = scan.topKAmong(rows, query, calibrationK + 1, null) ?? exactScan.topK(rows, query, calibrationK + 1);
+    const query = normalize(reader(rows)(row));
+    const exact = source.neighbours(rows, query, calibrationK + 1);
     const order = lists.ranked(query);
+    floor = Math.min(floor, lists.centroidScores(query)[order[0] as number] as number);
     let total = 0;
     for (let i = 0; i < lists.count; i++) {
       const list = order[i] as number;
@@ -694,28 +812,23 @@ async function calibrate(
       before[list] = total;
       total += lists.listLength(list);
     }
-    const neighbours = exact.filter((hit) => hit.row !== row).slice(0, calibrationK);
+    const neighbours = exact.filter((hit) => hit !== row).slice(0, calibrationK);
     // A probe takes list after list while it holds fewer than its budget: a list is probed once the budget exceeds the rows before it.
     for (const hit of neighbours) {
-      const list = lists.listOf(hit.row);
+      const list = lists.listOf(hit);
       needs.push(list < 0 ? 1 : ((before[list] as number) + 1) / rows.size);
     }
   }
-  if (needs.length === 0) return 1;
+  if (needs.length === 0) return { share: 1, floor: -Infinity };
   needs.sort((a, b) => a - b);
-  return needs[Math.min(needs.length - 1, Math.ceil(targetRecall * needs.length) - 1)] as number;
+  return { share: needs[Math.min(needs.length - 1, Math.ceil(targetRecall * needs.length) - 1)] as number, floor };
 }
 
 /** `count` rows drawn at random (with replacement), their floats copied, in random order. */
-function sampleRows(index: VectorRows, count: number, seed: number): Float32Array {
+function sampleRows(dim: number, size: number, read: (row: number) => Float32Array, count: number, seed: number): Float32Array {
   const random = prng(seed);
-  const { dim, size } = index;
-  const matrix = index.matrix;
   const out = new Float32Array(count * dim);
-  for (let i = 0; i < count; i++) {
-    const row = Math.floor(random() * size);
-    out.set(matrix.subarray(row * dim, (row + 1) * dim), i * dim);
-  }
+  for (let i = 0; i < count; i++) out.set(read(Math.floor(random() * size)), i * dim);
   return out;
 }
 

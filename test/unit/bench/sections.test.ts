@@ -13,6 +13,7 @@ import { BENCH_NOW, World } from '../../../bench/perf/data.js';
 import { PrecomputedEmbedder } from '../../../bench/perf/engram.js';
 import { benchLong, chatCorpus, type LongCorpus } from '../../../bench/perf/long.js';
 import type { LoopOptions, SectionResult } from '../../../bench/perf/measure.js';
+import { benchIvf, IVF_KINDS, IVF_SYSTEMS } from '../../../bench/perf/ivf.js';
 import { loadBuiltInModel } from '../../../bench/perf/model.js';
 import { repoRoot } from '../../../bench/perf/paths.js';
 import { benchQueries } from '../../../bench/perf/node-data.js';
@@ -59,6 +60,18 @@ describe('bench sections, run small', () => {
     expect(value(out, 'Engram', 'memories just added found first by their own text')).toBe(1);
     expect(new Set(out.stages.map((s) => s.system))).toEqual(new Set(['Engram, steady', 'Engram, right after adding one']));
   });
+
+  it('ivf: each system on uniform and clustered vectors; the exact scan is the reference; wherever the lists answer, recall@10 ≥ 0.98', async () => {
+    const rows = await benchIvf({ sizes: [12_000], dim: 48, queries: 40, rounds: 1, clusters: 100, ivf: { ivfMinRows: 5_000 } });
+    expect(rows.map((r) => `${r.kind} ${r.system}`)).toEqual(IVF_KINDS.flatMap((kind) => Object.values(IVF_SYSTEMS).map((system) => `${kind} ${system}`)));
+    for (const row of rows) {
+      if (row.system === IVF_SYSTEMS.exact) expect(row.recall).toBe(1);
+      if (row.system !== IVF_SYSTEMS.ivf && row.system !== IVF_SYSTEMS.compact) continue;
+      expect(row.status?.building).toBe(false);
+      expect(row.recall, `${row.kind} ${row.system}`).toBeGreaterThanOrEqual(row.status?.answering === 'lists' ? 0.98 : 1);
+    }
+    expect(rows.find((r) => r.kind === 'clustered' && r.system === IVF_SYSTEMS.compact)?.status?.answering).toBe('lists');
+  }, 120_000);
 
   it('sync: a new device receives every memory from the log and from a snapshot (bench/sync.ts at 60 memories)', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/sync.ts', '--count', '60'], { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 });

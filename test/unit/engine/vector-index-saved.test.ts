@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/index.js';
-import { IvfScan } from '../../../src/vector/ivf.js';
+import { IvfScan, type IvfIndex, type IvfSource, type ListedRows } from '../../../src/vector/ivf.js';
 import { testEmbedder } from '../helpers/embedder.js';
 import { reopenable } from '../helpers/stores.js';
 import { randomSource } from '../helpers/vectors.js';
@@ -61,6 +61,61 @@ describe('the vector scan saved in the store', () => {
     const rebuiltScan = scans[first]!;
     await rebuiltScan.idle();
     expect(rebuiltScan.status().trainedRows).toBe(2_001);
+    await rebuilt.add([{ id: 'after', text: 'maple canyon' }]);
+    expect(((await store.readMeta(KEY)) as Uint8Array)[4]).toBe(1);
+    await rebuilt.close();
+  }, 120_000);
+});
+
+describe('the compact index’s lists saved in the store', () => {
+  it('builds IVF lists over the codes, saves their centroids, restores them on open and rebuilds from a form of another version', async () => {
+    const store = reopenable();
+    const lists: IvfIndex<ListedRows>[] = [];
+    /** The lists each compact index takes from its scan, kept to read their status. */
+    class Watched extends IvfScan {
+      override compactLists<S extends ListedRows>(source: IvfSource<S>): IvfIndex<S> {
+        const made = super.compactLists(source);
+        lists.push(made as unknown as IvfIndex<ListedRows>);
+        return made;
+      }
+    }
+    const open = () =>
+      createEngine({
+        store,
+        embedder: testEmbedder({ dim: 64, id: 'test-embedder' }),
+        supersedeThreshold: 1,
+        vectorMemory: 'compact',
+        vectorScan: () => new Watched({ ivfMinRows: 1_500, minCandidates: 100 }),
+      });
+    const engine = await open();
+    const input = texts(2, 2_000).map((text, i) => ({ id: `m${i}`, text }));
+    for (let start = 0; start < input.length; start += 500) await engine.add(input.slice(start, start + 500));
+    expect(lists).toHaveLength(1);
+    await lists[0]!.idle();
+    await engine.add([{ id: 'last', text: 'river stone' }]); // queued after the save
+    const saved = await store.readMeta(KEY);
+    expect(saved).toBeInstanceOf(Uint8Array);
+    const trained = lists[0]!.status().trainedRows;
+    expect(trained).toBeGreaterThanOrEqual(1_500);
+    await engine.close();
+
+    const reopened = await open();
+    const restored = lists.at(-1)!;
+    expect(restored).not.toBe(lists[0]);
+    await restored.idle();
+    expect(restored.status().trainedRows).toBe(trained);
+    expect((await reopened.search('river stone garden', { mode: 'vector', touch: false })).hits.length).toBeGreaterThan(0);
+    await reopened.close();
+
+    const other = (saved as Uint8Array).slice();
+    other[4] = 99;
+    await store.write({ meta: { [KEY]: other } });
+    const rebuilt = await open();
+    const rebuilding = lists.at(-1)!;
+    // The lists train again in the background; searches answer meanwhile.
+    expect((await rebuilt.search('maple canyon', { mode: 'vector', touch: false })).hits.length).toBeGreaterThan(0);
+    await rebuilding.idle();
+    expect(rebuilding.status().trainedRows).toBe(2_001);
     await rebuilt.add([{ id: 'after', text: 'maple canyon' }]);
     expect(((await store.readMeta(KEY)) as Uint8Array)[4]).toBe(1);
     await rebuilt.close();

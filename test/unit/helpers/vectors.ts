@@ -1,4 +1,6 @@
+import { expect } from 'vitest';
 import { QuantizedScan, type QuantizedScanOptions } from '../../../src/vector/quantized-scan.js';
+import { normalize } from '../../../src/vector/similarity.js';
 import { VectorIndex } from '../../../src/vector/vector-index.js';
 
 /** A seeded uniform source in [0, 1) and a standard normal one drawn from it: test data that is the same every run. */
@@ -24,4 +26,57 @@ export function exactAndScanned(dim: number, vectors: Float32Array[], options: Q
   exact.setMany(ids, vectors);
   scanned.setMany(ids, vectors);
   return { exact, scanned };
+}
+
+/** Unit vectors, uniform on the sphere. */
+export function uniform(seed: number, n: number, dim: number): Float32Array[] {
+  const { gauss } = randomSource(seed);
+  return Array.from({ length: n }, () => normalize(Float32Array.from({ length: dim }, gauss)));
+}
+
+/** Unit vectors around `clusters` random centres (cosine to the centre about 0.7), the same centres for every seed. */
+export function clustered(seed: number, n: number, dim: number, clusters = 100): Float32Array[] {
+  const centres = uniform(7, clusters, dim);
+  const { random, gauss } = randomSource(seed);
+  const spread = 1 / Math.sqrt(dim);
+  return Array.from({ length: n }, () => {
+    const centre = centres[Math.floor(random() * clusters)]!;
+    return normalize(Float32Array.from(centre, (c) => c + spread * gauss()));
+  });
+}
+
+/** The exact top k of `query` over `vectors` (by id), as the exact scan orders it. */
+export function exactTop(vectors: Map<string, Float32Array>, query: Float32Array, k: number): { id: string; score: number }[] {
+  const unit = normalize(query);
+  const scored = [...vectors].map(([id, v]) => {
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    let i = 0;
+    for (; i + 3 < v.length; i += 4) {
+      a0 += unit[i]! * v[i]!;
+      a1 += unit[i + 1]! * v[i + 1]!;
+      a2 += unit[i + 2]! * v[i + 2]!;
+      a3 += unit[i + 3]! * v[i + 3]!;
+    }
+    for (; i < v.length; i++) a0 += unit[i]! * v[i]!;
+    return { id, score: a0 + a1 + a2 + a3 };
+  });
+  return scored.sort((a, b) => b.score - a.score).slice(0, k);
+}
+
+/**
+ * How many of the exact top k of `query` are among `hits` (a search's answer), checking that the answer is k long
+ * (or every vector) and that each score is the exact cosine of a stored vector.
+ */
+export function foundAmong(vectors: Map<string, Float32Array>, query: Float32Array, hits: { id: string; score: number }[], k: number): number {
+  expect(hits).toHaveLength(Math.min(k, vectors.size));
+  const unit = normalize(query);
+  for (const hit of hits) {
+    const stored = vectors.get(hit.id);
+    expect(stored, `returned ${hit.id}, which is not stored`).toBeDefined();
+    let score = 0;
+    for (let d = 0; d < unit.length; d++) score += unit[d]! * stored![d]!;
+    expect(hit.score).toBeCloseTo(score, 5);
+  }
+  const ids = new Set(hits.map((h) => h.id));
+  return exactTop(vectors, query, k).filter((t) => ids.has(t.id)).length;
 }
