@@ -75,7 +75,7 @@ function requireHost(): Host {
   return host;
 }
 
-/** This tab, as the methods' `inTab` steps read it (src/contract/methods.ts). */
+/** This tab, as the methods' `inTab` steps read it (src/contract/dispatch.ts). */
 const callingTab: CallingTab = {
   newId,
   withSearchDefaults: (options) => (Object.keys(searchDefaults).length > 0 ? mergeSearchOptions(searchDefaults, options as object) : undefined),
