@@ -5,7 +5,7 @@
  */
 import { EngramError, ErrorCode, isEngramError, toEngramError } from '../src/errors.js';
 import { fromWireError, timeoutError } from '../src/contract/protocol.js';
-import { isAnswerOf, timeoutBetweenTabs } from '../src/contract/methods.js';
+import { isAnswerOf, timeoutBetweenTabs } from '../src/contract/dispatch.js';
 import type { Progress } from '../src/types.js';
 import { abortedError } from '../src/util/abort.js';
 import { Bucket } from './rate.js';

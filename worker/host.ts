@@ -2,7 +2,8 @@ import { createEngine } from '../src/engine/engine.js';
 import { ErrorCode, toEngramError, type EngramError } from '../src/errors.js';
 import type { EmbedderOptions, LocalEmbedder } from '../src/embedder/index.js';
 import { deviceStatus, forwardedOptions, type EncryptionOptions, type MemoryStatus, type SetForwardedOptions, type StorageKind, type WireEmbedderOptions } from '../src/contract/protocol.js';
-import { arityOf, checkCall, engineArgs, isMethodName, isPoll, MEMORY_METHODS, WRITE_METHODS, type HostOwnMethod, type MethodName, type MethodSpec } from '../src/contract/methods.js';
+import { isMethodName, type HostOwnMethod, type MethodName } from '../src/contract/methods.js';
+import { checkCall, engineArgs, IN_WORKER, isPoll, WRITE_METHODS, type WorkerSide } from '../src/contract/dispatch.js';
 import type { LanguageModel, Reranker } from '../src/llm/types.js';
 import type { Progress } from '../src/types.js';
 import { openStore } from '../src/store/browser/open-store.js';
@@ -149,7 +150,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
 
   async function dispatch(method: HostMethod, args: unknown[], onProgress: ((p: Progress) => void) | undefined, retry: boolean, signal: AbortSignal | undefined): Promise<unknown> {
     if (!isMethodName(method)) return own[method]();
-    const spec: MethodSpec = MEMORY_METHODS[method];
+    const spec: WorkerSide = IN_WORKER[method];
     const run = engine[method] as (...a: unknown[]) => Promise<unknown>;
     const call = () => run.apply(engine, engineArgs(method, args, onProgress, signal));
     return retry && spec.retried ? spec.retried(engine, args, call) : call();

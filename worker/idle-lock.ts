@@ -6,7 +6,7 @@
  */
 import { EngramError, ErrorCode } from '../src/errors.js';
 import type { MemoryStatus, StorageKind } from '../src/contract/protocol.js';
-import { isPoll } from '../src/contract/methods.js';
+import { isPoll } from '../src/contract/dispatch.js';
 import type { Progress } from '../src/types.js';
 import type { Host } from './host.js';
 

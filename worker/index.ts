@@ -20,7 +20,8 @@ import {
   type WorkerApi,
   type WorkerOpenOptions,
 } from '../src/contract/protocol.js';
-import { checkCall, isMethodName, MEMORY_METHODS, type CallingTab, type MethodSpec } from '../src/contract/methods.js';
+import { isMethodName } from '../src/contract/methods.js';
+import { checkCall, IN_WORKER, type CallingTab, type WorkerSide } from '../src/contract/dispatch.js';
 import { checkRemoteHook, languageModelFromPage, rerankerFromPage, type PageCompletion, type PageReranker } from '../src/contract/remote-hooks.js';
 import { InFlight } from '../src/util/in-flight.js';
 import { openHost, type EmbedderLoader, type Host } from './host.js';
@@ -74,7 +75,7 @@ function requireHost(): Host {
   return host;
 }
 
-/** This tab, as the methods' `inTab` steps read it (src/contract/methods.ts). */
+/** This tab, as the methods' `inTab` steps read it (src/contract/dispatch.ts). */
 const callingTab: CallingTab = {
   newId,
   withSearchDefaults: (options) => (Object.keys(searchDefaults).length > 0 ? mergeSearchOptions(searchDefaults, options as object) : undefined),
@@ -154,7 +155,7 @@ const api: WorkerApi = {
     // Checked here, before the method's own step in this tab reads the arguments, and again where the call runs
     // (host.ts), which also refuses what another tab sends.
     const name = checkCall(method, args);
-    const spec: MethodSpec | undefined = isMethodName(name) ? MEMORY_METHODS[name] : undefined;
+    const spec: WorkerSide | undefined = isMethodName(name) ? IN_WORKER[name] : undefined;
     const wire = spec?.inTab ? spec.inTab(args, callingTab) : args;
     // Registered before the first await: an abort posted right after the call finds it.
     const id = Number.isSafeInteger(callId) && !aborts.has(callId!) ? callId! : undefined;

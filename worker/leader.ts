@@ -30,7 +30,8 @@
 import { EngramError, ErrorCode } from '../src/errors.js';
 import { newId } from '../src/util/ids.js';
 import { closedError, timeoutError } from '../src/contract/protocol.js';
-import { isPoll, SECRET_METHODS, type WorkerMethodName } from '../src/contract/methods.js';
+import type { WorkerMethodName } from '../src/contract/methods.js';
+import { isPoll, SECRET_METHODS } from '../src/contract/dispatch.js';
 import type { Progress } from '../src/types.js';
 import type { Host } from './host.js';
 import { Following } from './following.js';

@@ -4,7 +4,7 @@
  */
 import { EngramError, ErrorCode, toEngramError } from '../src/errors.js';
 import { toWireError } from '../src/contract/protocol.js';
-import { isSealed, SECRET_METHODS, WRITE_METHODS } from '../src/contract/methods.js';
+import { isSealed, SECRET_METHODS, WRITE_METHODS } from '../src/contract/dispatch.js';
 import type { Progress } from '../src/types.js';
 import { InFlight } from '../src/util/in-flight.js';
 import type { Host } from './host.js';

@@ -97,8 +97,9 @@ export function deviceStatus(choice: DeviceChoice): EmbedderDeviceStatus {
   return { device: choice.device, reason: choice.reason, ...(disagreed ? { minCosine: choice.minCosine } : {}) };
 }
 
-// The Memory API's table and what is derived from it (method names, allowlist, writes, timeouts) live in methods.ts.
-export { CALLABLE_METHODS, timeoutFor, WRITE_METHODS, type CallTimeouts, type MethodName, type WireArgs, type WireResult } from './methods.js';
+// The Memory API's table and what is derived from it live in methods.ts (the worker's half, with the allowlist and the
+// writes, in dispatch.ts).
+export { timeoutFor, type CallTimeouts, type MethodName, type WireArgs, type WireResult } from './methods.js';
 
 /** Default of `MemoryOptions.callTimeoutMs`. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;

@@ -1,6 +1,7 @@
 /** `timeline` on the wire: on the method allowlist the worker checks, and bounded by the read timeout. */
 import { expect, it } from 'vitest';
-import { CALLABLE_METHODS, timeoutFor, WRITE_METHODS } from '../../../src/contract/protocol.js';
+import { timeoutFor } from '../../../src/contract/protocol.js';
+import { CALLABLE_METHODS, WRITE_METHODS } from '../../../src/contract/dispatch.js';
 
 it('timeline is a callable read', () => {
   expect(CALLABLE_METHODS.has('timeline')).toBe(true);

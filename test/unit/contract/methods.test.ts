@@ -1,19 +1,11 @@
 /**
- * The Memory API's table (src/contract/methods.ts): what is derived from it follows it, the worker boundary refuses
- * calls that do not fit an entry, and the methods it calls writes are the ones that write.
+ * The Memory API's table (src/contract/methods.ts, its worker half in dispatch.ts): what is derived from it follows
+ * it, the worker boundary refuses calls that do not fit an entry, and the methods it calls writes are the ones that
+ * write.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  arityOf,
-  CALLABLE_METHODS,
-  checkCall,
-  isMethodName,
-  MEMORY_METHODS,
-  METHOD_NAMES,
-  timeoutFor,
-  WRITE_METHODS,
-  type MethodName,
-} from '../../../src/contract/methods.js';
+import { arityOf, isMethodName, MEMORY_METHODS, METHOD_NAMES, timeoutFor, type MethodName } from '../../../src/contract/methods.js';
+import { CALLABLE_METHODS, checkCall, IN_WORKER, WRITE_METHODS } from '../../../src/contract/dispatch.js';
 import { createEngine, memoryStore, type Engine } from '../../../src/index.js';
 import { testEmbedder } from '../helpers/embedder.js';
 import { openHost } from '../../../worker/host.js';
@@ -50,6 +42,10 @@ function refusal(run: () => unknown): { code?: string; message?: string } | 'acc
 describe('derived from the table', () => {
   it('the allowlist is the table and status', () => {
     expect([...CALLABLE_METHODS].sort()).toEqual([...METHOD_NAMES, 'status'].sort());
+  });
+
+  it("the worker's half has an entry for each method of the table and no other", () => {
+    expect(Object.keys(IN_WORKER)).toEqual(METHOD_NAMES);
   });
 
   it('the writes are the entries of kind write', () => {
@@ -189,10 +185,10 @@ describe("the table's steps in the calling tab and on a retry", () => {
   };
 
   it("add gives every input without an id one in the calling tab; search puts this tab's defaults under the call's", () => {
-    expect(MEMORY_METHODS.add.inTab([[{ text: 'a' }, { id: 'kept', text: 'b' }]], tab(undefined))).toEqual([[{ text: 'a', id: 'new-1' }, { id: 'kept', text: 'b' }]]);
-    expect(MEMORY_METHODS.add.inTab([{ text: 'a' }], tab(undefined))).toEqual([{ text: 'a', id: 'new-1' }]);
-    expect(MEMORY_METHODS.search.inTab(['q'], tab(undefined))).toEqual(['q']);
-    expect(MEMORY_METHODS.search.inTab(['q', { k: 2 }], tab({ k: 9, tokenBudget: 100 }))).toEqual(['q', { k: 2, tokenBudget: 100 }]);
+    expect(IN_WORKER.add.inTab([[{ text: 'a' }, { id: 'kept', text: 'b' }]], tab(undefined))).toEqual([[{ text: 'a', id: 'new-1' }, { id: 'kept', text: 'b' }]]);
+    expect(IN_WORKER.add.inTab([{ text: 'a' }], tab(undefined))).toEqual([{ text: 'a', id: 'new-1' }]);
+    expect(IN_WORKER.search.inTab(['q'], tab(undefined))).toEqual(['q']);
+    expect(IN_WORKER.search.inTab(['q', { k: 2 }], tab({ k: 9, tokenBudget: 100 }))).toEqual(['q', { k: 2, tokenBudget: 100 }]);
   });
 
   it('a re-sent add whose ids are all stored is answered with them; one that meets an id stored by another call fails', async () => {
