@@ -78,8 +78,8 @@ export function engineRanker(name: string, variant: EngineVariant = {}): Ranker 
   };
 }
 
-/** One leg on its own: no decay, no date boost, no diversity, no neighbour support, nothing touched. */
-export const pureLeg: Partial<SearchOptions> = { decay: false, diversity: false, neighbours: false, feedback: false, dateBoost: 1, touch: false };
+/** One leg on its own: no decay, no date boost, no diversity, no neighbour support, no currency, nothing touched. */
+export const pureLeg: Partial<SearchOptions> = { decay: false, diversity: false, neighbours: false, feedback: false, dateBoost: 1, currency: false, touch: false };
 
 export const minisearchDefaults: Ranker = {
   name: 'MiniSearch BM25 (defaults)',
