@@ -36,6 +36,7 @@ export interface ControlState {
   coreFloor: number;
   decayAlpha: number;
   decayFrom: SearchOptions['decayFrom'];
+  decayScope: SearchOptions['decayScope'];
   /** yyyy-mm-dd, local. */
   now: string;
   project: string;
@@ -144,6 +145,7 @@ export function defaultState(now = Date.now()): ControlState {
     coreFloor: stability.coreFloor,
     decayAlpha: d.decayAlpha,
     decayFrom: d.decayFrom,
+    decayScope: d.decayScope,
     now: localDate(d.now ?? now),
     project: d.project ?? '',
     projectSame: d.projectBoost.same,
@@ -234,6 +236,7 @@ export function toSearchOptions(s: ControlState): Partial<SearchOptions> {
             ? { kind: 'stability', betaDays: s.betaDays, floor: s.stabilityFloor, coreFloor: s.coreFloor }
             : { kind: 'hyperbolic', halfLifeDays: s.halfLifeDays },
     decayFrom: s.decayFrom,
+    decayScope: s.decayScope,
     decayAlpha: s.decayAlpha,
     now: dateToMs(s.now),
     project: s.project || undefined,
@@ -348,6 +351,7 @@ const GROUPS: { title: string; specs: Spec[] }[] = [
       { key: 'coreFloor', label: 'Core floor', type: 'range', min: 0, max: 1, step: 0.05, help: 'Recency of a core memory never falls below this.', when: (s) => s.decayKind === 'stability' },
       { key: 'decayAlpha', label: 'α (damping)', type: 'range', min: 0, max: 2, step: 0.05, help: '1 = raw curve; smaller keeps old facts reachable.', when: decaying },
       { key: 'decayFrom', label: 'Decay from', type: 'select', help: 'Age counts from creation or from the last access.', options: [['created', 'created'], ['accessed', 'last accessed']], when: (s) => decaying(s) && s.decayKind !== 'stability' },
+      { key: 'decayScope', label: 'Decay applies to', type: 'select', help: 'Every memory, or only those in a thread or a sitting (one-off notes and imported files keep their score).', options: [['all', 'every memory'], ['sequences', 'threads and sittings']], when: (s) => decaying(s) && s.decayKind !== 'stability' },
       { key: 'now', label: '“Now”', type: 'date', help: 'Replay the ranking as of another day.' },
     ],
   },

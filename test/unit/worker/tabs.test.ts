@@ -438,7 +438,9 @@ describe('floods on the group channel cannot starve the tabs that hold the key',
       await sleep(200);
       follower = tab(db, { auth });
       follower.catch(() => undefined);
-      if (encrypted) await follower;
+      // Joined, it still reads the group channel: forged announcements keep arriving and are counted as refused
+      // (a follower welcomed within the flood's first few posts may have seen none before it joined).
+      if (encrypted) await follower.then(() => sleep(200));
       else await sleep(1500);
     } finally {
       await forged.stop();
