@@ -34,7 +34,7 @@ export interface CurrencyParts {
 export function orderByCurrency(list: readonly ScoredCandidate[], k: number, options: CurrencyOptions, parts: CurrencyParts): { scored: ScoredCandidate[]; placed: number } {
   // Within the k hits only: a later version from further down would take a place from another hit (on BEAM, lifting
   // from the first 12 cost R@10 0.006, from the first 30 0.017, for no more current firsts).
-  const head = Math.min(list.length, k);
+  const head = Math.min(list.length, k, MAX_HEAD);
   if (head < 2 || parts.queryTerms.length === 0) return { scored: list.slice(), placed: 0 };
   const query = new Set(parts.queryTerms);
   const queryWords = new Set(statementWords(parts.query));
@@ -144,6 +144,9 @@ function wordOverlap(a: string, b: string): number {
   for (const word of left) if (right.has(word)) shared++;
   return shared / (left.size + right.size - shared);
 }
+
+/** The most hits the stage orders: every pair among them is tested (k is rarely above this; past it, nothing moves). */
+const MAX_HEAD = 100;
 
 /** Statement-word overlap from which two texts that differ in a name or a negation are versions of one fact. */
 const NAME_OVERLAP = 0.5;
