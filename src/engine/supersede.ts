@@ -18,7 +18,7 @@
  * ruled out by a bound: quantized-scan.ts rowsAbove), and the answers are then walked in batch order, where
  * liveness can change from one new memory to the next.
  */
-import { statementHash, statementKey, statementKeyOf } from '../lexical/statement.js';
+import { statementHash, statementKey } from '../lexical/statement.js';
 import type { MemoryRecord } from '../types.js';
 import { calibratedCosine, meanPairwiseCosine } from '../vector/similarity.js';
 import type { VectorScan } from '../vector/scan.js';
@@ -212,7 +212,7 @@ export const SAME_STATEMENT_CANDIDATES = 256;
  */
 export async function planSameStatement(context: SameStatementContext, batch: readonly MemoryRecord[]): Promise<SupersedePlan<MemoryRecord>> {
   const groupOf = (r: MemoryRecord, key: string) => JSON.stringify([r.project ?? null, r.scope ?? null, r.kind ?? null, key]);
-  const keys = batch.map((r) => statementKeyOf(r.text));
+  const keys = batch.map((r) => statementKey(r.text));
   const wanted = new Set(batch.map((r, i) => (keys[i] ? groupOf(r, keys[i] as string) : '')).filter(Boolean));
   if (wanted.size === 0) return { batch: batch.slice(), stored: [] };
   const batchIds = new Set(batch.map((r) => r.id));

@@ -14,7 +14,7 @@ import { bm25Bound, type Bm25Params, type WeightedTerm } from './bm25-topk.js';
 import { miniSearchIndex, type MiniSearchIndex } from './minisearch-adapter.js';
 import type { DecodedSnapshot, LexicalState } from './snapshot.js';
 import type { MemoryRecord } from '../types.js';
-import { statementHash, statementKeyOf } from './statement.js';
+import { statementHash, statementKey } from './statement.js';
 import { StatementHashes } from './statement-hashes.js';
 import { stemEnglish } from './stem.js';
 import { ENGLISH_STOP_WORDS } from './stopwords.js';
@@ -285,7 +285,7 @@ export class LexicalIndex {
     if (!index) return;
     for (const record of records) {
       const shortId = index.shortIdOf(record.id);
-      if (shortId !== undefined) this.statements.note(shortId, statementHash(statementKeyOf(record.text)), true);
+      if (shortId !== undefined) this.statements.note(shortId, statementHash(statementKey(record.text)), true);
     }
   }
 

@@ -56,8 +56,6 @@ export function statementKeyWords(key: string): ReadonlySet<string> {
 
 const keyWordsOf = memoizeByText((key: string): ReadonlySet<string> => new Set(key.split(' ')), MEMO_BYTES, (key, words) => 2 * key.length + 48 * words.size);
 
-/** `statementKey` (memoised within it): the name the add path reads. */
-export const statementKeyOf: (text: string) => string = statementKey;
 
 /**
  * The details that make two similar texts different memories: numbers and words with a digit ("LH1234", "4821",
