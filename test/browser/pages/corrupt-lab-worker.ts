@@ -77,10 +77,21 @@ async function idbBlocks(name: string, edit: (block: { path: string; offset: num
 
 async function opfsFile<T = void>(name: string, edit: (handle: FileSystemSyncAccessHandle) => T, suffix = ''): Promise<T> {
   const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('engram');
-  const handle = await (await dir.getFileHandle(`${name}.sqlite3${suffix}`)).createSyncAccessHandle();
+  const file = await dir.getFileHandle(`${name}.sqlite3${suffix}`);
+  // A terminated worker's access handles are released some time after terminate() returns.
+  let handle: FileSystemSyncAccessHandle | undefined;
+  for (let waited = 0; !handle; waited += 50) {
+    try {
+      handle = await file.createSyncAccessHandle();
+    } catch (error) {
+      if ((error as DOMException).name !== 'NoModificationAllowedError' || waited >= 10_000) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
   try {
-    return edit(handle);
+    const result = edit(handle);
     handle.flush();
+    return result;
   } finally {
     handle.close();
   }
