@@ -181,7 +181,7 @@ export async function evaluateDocuments(set: BeirSet, inner: Embedder): Promise<
   await add('Engram (defaults)', engineAsk(defaults.engine, {}), engram(defaults));
   await add(DATED, engineAsk(dated.engine, {}), engram(dated));
   await add('Engram, dated over a year, neighbours: false', engineAsk(dated.engine, { neighbours: false }), engram(dated));
-  await add("Engram, dated over a year, decayScope: 'sequences' (no decay outside threads and sittings)", engineAsk(dated.engine, { decayScope: 'sequences' }), engram(dated));
+  await add("Engram, dated over a year, decayScope: 'all' (the default before: decay on every memory)", engineAsk(dated.engine, { decayScope: 'all' }), engram(dated));
   await add("Engram, mode: 'lexical'", engineAsk(defaults.engine, { mode: 'lexical' }), engram(defaults));
   await add('Engram, neighbours: false', engineAsk(defaults.engine, { neighbours: false }), engram(defaults));
   await add('Engram, feedback: false', engineAsk(defaults.engine, { feedback: false }), engram(defaults));

@@ -405,8 +405,11 @@ export function issue45Rows(results: BenchResults): TargetRow[] {
     const at = `at ${fmtN(n)}`;
     const row = (target: string, value: number | undefined, ok: (v: number) => boolean, show: (v: number) => string) =>
       rows.push({ target, measured: value === undefined ? 'not measured' : show(value), holds: value === undefined ? null : ok(value), load: loadOf('writes') });
-    row(`steady hybrid p50 ≤ ${WRITE_TARGETS.steadyP50} ms ${at}`, steady?.p50, (v) => v <= WRITE_TARGETS.steadyP50, (v) => `${fmt(v)} ms`);
-    row(`steady hybrid p99 ≤ ${WRITE_TARGETS.steadyP99} ms ${at}`, steady?.p99, (v) => v <= WRITE_TARGETS.steadyP99, (v) => `${fmt(v)} ms`);
+    const building = find(w, 'Engram', 'hybrid, right after the import (vector lists building)', n);
+    const built = figure(w, 'Engram', 'vector lists built after the import, ms', n);
+    const whileBuilding = (p: 'p50' | 'p99') => (building ? `; right after the import, while the vector lists built (${fmt((built ?? 0) / 1000)} s), ${fmt(building[p])} ms` : '');
+    row(`steady hybrid p50 ≤ ${WRITE_TARGETS.steadyP50} ms ${at}`, steady?.p50, (v) => v <= WRITE_TARGETS.steadyP50, (v) => `${fmt(v)} ms${whileBuilding('p50')}`);
+    row(`steady hybrid p99 ≤ ${WRITE_TARGETS.steadyP99} ms ${at}`, steady?.p99, (v) => v <= WRITE_TARGETS.steadyP99, (v) => `${fmt(v)} ms${whileBuilding('p99')}`);
     row(
       `search right after an add: p50 ≤ ${WRITE_TARGETS.turnP50Ratio} × steady ${at}`,
       after && steady ? after.p50 / steady.p50 : undefined,

@@ -183,12 +183,11 @@ export interface SearchOptions {
    */
   decayAlpha: number;
   /**
-   * Which memories age-based decay (hyperbolic, exponential) applies to. `'all'` (default): every memory.
-   * `'sequences'`: memories in a thread (`meta.thread`) or a sitting over time (three or more memories without a
-   * thread, each within `neighbours.timeGapMs` of the next, as neighbour support reads them); a one-off note or an
-   * imported document keeps its score whatever its date. For a store of imported files; not the default, since
-   * recency is what puts the newer of two one-off notes of a changed fact first (docs/quality.md). Stability decay
-   * ignores it (it counts from use, not age).
+   * Which memories age-based decay (hyperbolic, exponential) applies to. `'sequences'` (default): memories in a
+   * thread (`meta.thread`) or a sitting over time (three or more memories without a thread, each within
+   * `neighbours.timeGapMs` of the next, as neighbour support reads them); a one-off note or an imported document
+   * keeps its score whatever its date (the currency stage, not decay, puts the newer of two versions first).
+   * `'all'`: every memory. Stability decay ignores it (it counts from use, not age).
    */
   decayScope: 'sequences' | 'all';
   /** The caller's current project: drives the project boost. Default none. */
@@ -281,7 +280,7 @@ export const defaultSearchOptions: Readonly<SearchOptions> = Object.freeze({
   decay: Object.freeze({ kind: 'hyperbolic', halfLifeDays: 60 }) as DecayOptions,
   decayFrom: 'created',
   decayAlpha: 0.1,
-  decayScope: 'all',
+  decayScope: 'sequences',
   project: undefined,
   projectBoost: Object.freeze({ same: 1.3, other: 0.8, none: 0.9 }),
   pinnedBoost: 1.1,

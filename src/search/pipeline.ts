@@ -236,7 +236,7 @@ export async function runPipeline(state: PipelineState, query: string, options: 
   const currency = options.currency;
   if (currency !== false && !options.raw) {
     // Each text's distinct terms, memoised: currency only asks which of the query's terms a text holds.
-    const parts = { query, queryTerms: lexical.queryTerms(query), textTerms: (text: string) => lexical.termCounts(text).terms, isLater: (a: string, b: string) => state.threads.isLater(a, b), sameThread: (a: string, b: string) => state.threads.sameThread(a, b) };
+    const parts = { query, queryTerms: lexical.queryTerms(query), textTerms: (text: string) => lexical.termCounts(text).terms, isLater: (a: string, b: string) => state.threads.isLater(a, b), sameThread: (a: string, b: string) => state.threads.sameThread(a, b), inSequence };
     reranked = trace.stage(
       'currency',
       reranked.length,

@@ -56,7 +56,9 @@ describe('bench sections, run small', () => {
       expect(value(out, system, 'turns measured')).toBeGreaterThanOrEqual(3);
       expect(value(out, system, 'add memories/s at N (batches of 50)')).toBeGreaterThan(0);
     }
-    expect(ops(out, 'Engram')).toEqual(new Set(Object.values(WRITES_OPS)));
+    // Below the IVF's size no lists build after the import, so there are no searches while they do.
+    expect(ops(out, 'Engram')).toEqual(new Set(Object.values(WRITES_OPS).filter((op) => op !== WRITES_OPS.building)));
+    expect(value(out, 'Engram', 'vector lists built after the import, ms')).toBeGreaterThanOrEqual(0);
     expect(value(out, 'Engram', 'memories just added found first by their own text')).toBe(1);
     expect(new Set(out.stages.map((s) => s.system))).toEqual(new Set(['Engram, steady', 'Engram, right after adding one']));
   });

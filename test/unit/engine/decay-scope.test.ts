@@ -23,17 +23,17 @@ const memories = [
 const byId = (hits: Hit[]) => new Map(hits.map((h) => [h.id, h]));
 
 describe("decayScope through createEngine", () => {
-  it("'sequences': a one-off note keeps its score at any age; a sitting's and a thread's decay; 'all' (default) decays each", async () => {
+  it("'sequences' (default): a one-off note keeps its score at any age; a sitting's and a thread's decay; 'all' decays each", async () => {
     const engine = await createEngine({ clock: () => NOW });
     await engine.add(memories);
     const search = async (options: object) => byId((await engine.search('blue key', { k: 10, mode: 'lexical', touch: false, ...options })).hits);
-    const hits = await search({ decayScope: 'sequences' });
+    const hits = await search({});
     expect(hits.get('old-note')!.explain.recency).toBe(1);
     expect(hits.get('s1')!.explain.recency).toBeCloseTo(Math.pow(1 / (1 + 355 / 60), 0.1), 6);
     expect(hits.get('turn')!.explain.recency).toBeCloseTo(Math.pow(1 / (1 + 345 / 60), 0.1), 9);
     // The old one-off note scores as with decay off; the others as with every memory decayed.
     const off = await search({ decay: false });
-    const all = await search({});
+    const all = await search({ decayScope: 'all' });
     expect(hits.get('old-note')!.score).toBe(off.get('old-note')!.score);
     expect(all.get('old-note')!.explain.recency).toBeCloseTo(YEAR_OLD, 9);
     for (const id of ['s1', 'turn']) expect(hits.get(id)!.score).toBe(all.get(id)!.score);

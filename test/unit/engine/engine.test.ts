@@ -198,11 +198,11 @@ describe('search through createEngine', () => {
       ],
       { supersedeThreshold: false },
     );
-    const exp = await engine.search('kiwi', { decay: { kind: 'exponential', tauMs: 7 * DAY_MS }, decayAlpha: 1, diversity: false, k: 10 });
+    const exp = await engine.search('kiwi', { decay: { kind: 'exponential', tauMs: 7 * DAY_MS }, decayAlpha: 1, decayScope: 'all', diversity: false, k: 10 });
     const recency = Object.fromEntries(exp.hits.map((h) => [h.id, h.explain.recency.toFixed(4)]));
     expect(recency.day).toBe('0.8669');
     expect(recency.month).toBe('0.0138');
-    const hyp = await engine.search('kiwi', { decay: { kind: 'hyperbolic', halfLifeDays: 60 }, decayAlpha: 1, project: 'web', k: 10, diversity: false });
+    const hyp = await engine.search('kiwi', { decay: { kind: 'hyperbolic', halfLifeDays: 60 }, decayAlpha: 1, decayScope: 'all', project: 'web', k: 10, diversity: false });
     const byId = Object.fromEntries(hyp.hits.map((h) => [h.id, h]));
     expect(byId.month!.explain.recency.toFixed(4)).toBe('0.6667');
     expect(byId.month!.explain.boost).toBeCloseTo(2 * 1.1 * 1.3, 12);

@@ -72,7 +72,34 @@ describe('currency through createEngine', () => {
     await engine.close();
   });
 
-  it("the demo's five changed facts answer with the newer version first (built-in model, defaults)", async () => {
+  it('one-off notes under one label are its versions; tags count as words the note holds; a run of turns opening with a name is not', async () => {
+    const engine = await createEngine({ clock: () => T0 + 400 * DAY });
+    await engine.add([
+      { id: 'anjos', text: 'Home address: Rua dos Anjos 42, Arroios, Lisbon.', createdAt: T0 },
+      { id: 'broker-40', text: 'The Mosquitto broker runs on the Pi at 192.168.1.40.', createdAt: T0 + DAY, tags: ['mqtt', 'network'] },
+      { id: 'camoes', text: 'Home address: Rua Luís de Camões 17, Alcântara, Lisbon.', createdAt: T0 + 200 * DAY },
+      { id: 'broker-52', text: 'The Mosquitto broker runs on the Pi at 192.168.1.52.', createdAt: T0 + 201 * DAY, tags: ['mqtt', 'network'] },
+      // Three turns a minute apart (a sitting), each opening with its speaker: not versions of "Caroline".
+      { id: 't1', text: 'Caroline: I went to the pottery class on Sunday and painted a bowl', createdAt: T0 + 300 * DAY },
+      { id: 't2', text: 'Melanie: that sounds lovely, what colour was it?', createdAt: T0 + 300 * DAY + 60_000 },
+      { id: 't3', text: 'Caroline: I painted a blue vase at the pottery class too', createdAt: T0 + 300 * DAY + 120_000 },
+      // A turn stored alone at a later session's date: a speaker's name is no label.
+      { id: 't4', text: 'Caroline: the pottery class moved to Tuesdays', createdAt: T0 + 310 * DAY },
+    ]);
+    // Undated here: no decay, so only the version rule can put the newer first.
+    const search = (q: string) => engine.search(q, { touch: false, decay: false });
+    const home = await search('home address');
+    expect(home.hits.slice(0, 2).map((h) => h.id)).toEqual(['camoes', 'anjos']);
+    expect(home.hits[1]!.explain.newerVersion).toBe('camoes');
+    const broker = await search('mqtt broker address');
+    expect(broker.hits.slice(0, 2).map((h) => h.id)).toEqual(['broker-52', 'broker-40']);
+    const pottery = await search('Caroline pottery class bowl');
+    expect(pottery.hits[0]!.id).toBe('t1');
+    expect(pottery.hits.find((h) => h.id === 't1')!.explain.newerVersion).toBeUndefined();
+    await engine.close();
+  });
+
+  it("the demo's five changed facts answer with the newer version first (built-in model, defaults, and decay off)", async () => {
     const now = Date.UTC(2026, 11, 1);
     const engine = await createEngine({ embedder: await createEmbedder(), clock: () => now });
     await engine.add(sampleMemories(now));
@@ -83,11 +110,14 @@ describe('currency through createEngine', () => {
       ['coffee order', /oat milk/, /regular milk/],
       ['home address', /Camões/, /Anjos/],
     ];
-    for (const [query, newer, older] of cases) {
-      const texts = (await engine.search(query, { touch: false })).hits.map((h) => h.text);
-      const at = (pattern: RegExp) => texts.findIndex((text) => pattern.test(text));
-      expect(at(newer), query).toBe(0);
-      expect(at(older), query).toBeGreaterThan(0); // the older version stays findable below it
+    // With decay off too: the version rule, not recency, puts the newer first.
+    for (const extra of [{}, { decay: false as const }]) {
+      for (const [query, newer, older] of cases) {
+        const texts = (await engine.search(query, { touch: false, ...extra })).hits.map((h) => h.text);
+        const at = (pattern: RegExp) => texts.findIndex((text) => pattern.test(text));
+        expect(at(newer), query).toBe(0);
+        expect(at(older), query).toBeGreaterThan(0); // the older version stays findable below it
+      }
     }
     await engine.close();
   });

@@ -7,7 +7,7 @@ describe('search options', () => {
       mode: 'auto', k: 5, candidatePool: 50, fusion: 'convex', rrfK: 60, weights: { lexical: 0.8, vector: 0.2 }, topRankBonus: false,
       neighbours: { window: 2, weight: 0.5, lenders: 20, time: true, timeGapMs: 1_800_000 },
       deepRecall: false, deepRecallPenalty: 0.5, minScore: 0, raw: false, decay: { kind: 'hyperbolic', halfLifeDays: 60 },
-      decayFrom: 'created', decayAlpha: 0.1, decayScope: 'all', projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1, dateBoost: 4,
+      decayFrom: 'created', decayAlpha: 0.1, decayScope: 'sequences', projectBoost: { same: 1.3, other: 0.8, none: 0.9 }, pinnedBoost: 1.1, dateBoost: 4,
       diversity: { lambda: 1, tagWeight: 0.35 }, tokenBudget: 2000, touch: true,
       understand: 'rules', synthesis: false, originalQueryWeight: 2, hyde: false, rerank: false, llmTimeoutMs: 20_000,
       assembly: 'hedge', qualityWeight: 0.1, feedback: false,
