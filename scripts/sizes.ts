@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Rollup } from 'vite';
 
-export type Part = 'client' | 'worker' | 'wasm' | 'model' | 'fallback' | 'encryption' | 'formation';
+export type Part = 'client' | 'worker' | 'wasm' | 'model' | 'fallback' | 'encryption' | 'formation' | 'sync';
 
 export interface SizedFile {
   file: string;
@@ -20,7 +20,7 @@ export interface SizedFile {
 export interface Sizes {
   files: SizedFile[];
   totals: Record<Part, { bytes: number; gzip: number }>;
-  /** Everything but the fallback, encryption and formation: what a first visit with OPFS downloads before its first hybrid search. */
+  /** Everything but the fallback, encryption, formation and sync: what a first visit with OPFS downloads before its first hybrid search. */
   firstVisit: { bytes: number; gzip: number };
 }
 
@@ -30,11 +30,14 @@ const FALLBACK = /(?:^|\/)(?:IDBBatchAtomicVFS|AccessHandlePoolVFS|wa-sqlite-asy
 const ENCRYPTION = /(?:^|\/)mc-wa-sqlite/;
 /** chrono-node and its adapter: imported by the first `remember` (util/relative-dates.ts). */
 const FORMATION = /(?:^|\/)chrono-dates-/;
+/** The change log, envelopes and S3 client: imported when an engine with `sync` opens (sync/sync-parts.ts). */
+const SYNC = /(?:^|\/)sync-parts-/;
 
 function partOf(output: Rollup.OutputChunk | Rollup.OutputAsset): Part {
   if (output.type === 'chunk') return 'client';
   if (ENCRYPTION.test(output.fileName)) return 'encryption';
   if (FORMATION.test(output.fileName)) return 'formation';
+  if (SYNC.test(output.fileName)) return 'sync';
   if (FALLBACK.test(output.fileName)) return 'fallback';
   if (output.fileName.endsWith('.wasm')) return 'wasm';
   if (/\.(?:onnx|json)$/.test(output.fileName)) return 'model';
@@ -62,9 +65,9 @@ export async function measureSizes(dist: string): Promise<Sizes> {
       })
       .sort((a, b) => b.gzip - a.gzip);
     const sum = (list: SizedFile[]) => ({ bytes: list.reduce((s, f) => s + f.bytes, 0), gzip: list.reduce((s, f) => s + f.gzip, 0) });
-    const parts: Part[] = ['client', 'worker', 'wasm', 'model', 'fallback', 'encryption', 'formation'];
+    const parts: Part[] = ['client', 'worker', 'wasm', 'model', 'fallback', 'encryption', 'formation', 'sync'];
     const totals = Object.fromEntries(parts.map((part) => [part, sum(files.filter((f) => f.part === part))])) as Sizes['totals'];
-    const later: Part[] = ['fallback', 'encryption', 'formation'];
+    const later: Part[] = ['fallback', 'encryption', 'formation', 'sync'];
     return { files, totals, firstVisit: sum(files.filter((f) => !later.includes(f.part))) };
   } finally {
     rmSync(app, { recursive: true, force: true });
@@ -137,6 +140,7 @@ export function renderSizes(sizes: Sizes): string {
     row('Only without OPFS (IndexedDB fallback)', sizes.totals.fallback),
     row('Only for an encrypted database (SQLite3 Multiple Ciphers)', sizes.totals.encryption),
     row('Only once `remember` runs (chrono-node, relative dates)', sizes.totals.formation),
+    row('Only with `sync` (change log, envelopes, S3 client)', sizes.totals.sync),
     '',
   ].join('\n');
 }

@@ -17,7 +17,6 @@ import { runPipeline } from '../search/pipeline.js';
 import type { PipelineState } from '../search/state.js';
 import { ThreadIndex } from '../search/thread-index.js';
 import type { AssociationEdge } from '../store/store.js';
-import { checkSyncKeyInput } from '../sync/envelope.js';
 import type { SyncStatus } from '../sync/sync.js';
 import type {
   Association, ConsolidateOptions, ConsolidateResult, ConversationMessage, Embedder, RememberOptions, RememberResult, Link, LinkKind, MemoryInput, MemoryPatch, MemoryRecord, Progress, SearchResult, Timeline, TimelineOptions, Why, WhyOptions,
@@ -35,7 +34,7 @@ import { IdleConsolidation } from './idle-consolidation.js';
 import { encodeLexical, repackLexical } from './lexical-persistence.js';
 import { LinkGraph } from './links.js';
 import { loadState } from './open.js';
-import { checkEmbedder, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
+import { checkEmbedder, loadSyncParts, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
 import { Provenance } from './provenance.js';
 import { RecordTable } from './record-table.js';
 import { reviveOldFolds } from './supersede-migration.js';
@@ -67,7 +66,8 @@ const RECORD_LOAD_GRACE_MS = 1000;
  * ```
  */
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
-  const engine = new EngramEngine(resolveEngineOptions(options));
+  const syncParts = typeof options === 'object' && options !== null && options.sync !== undefined ? await loadSyncParts() : null;
+  const engine = new EngramEngine(resolveEngineOptions(options, syncParts));
   await engine.open();
   return engine;
 }
@@ -312,6 +312,8 @@ class EngramEngine implements Engine {
   async rotateSyncKey(next: SyncKeyInput): Promise<SyncStatus> {
     this.checkOpen();
     if (!this.options.sync) throw invalidInput('rotateSyncKey: this engine was created without sync options');
+    // Loaded with the sync (createEngine), so the import resolves at once.
+    const { checkSyncKeyInput } = await import('../sync/sync-parts.js');
     return this.options.sync.rotate(checkSyncKeyInput(next));
   }
 

@@ -7,8 +7,8 @@ import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from 
 import { defaultLearningOptions, MAX_SESSIONS, type LearningOptions } from '../search/reinforce.js';
 import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
-import { loggedStore } from '../sync/log.js';
-import { Sync, type SyncOptions } from '../sync/sync.js';
+import type { loggedStore } from '../sync/log.js';
+import type { Sync, SyncOptions } from '../sync/sync.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
 import type { ConsolidateOptions, Embedder, Progress } from '../types.js';
@@ -218,8 +218,19 @@ export interface ResolvedEngineOptions {
   sync: Sync | null;
 }
 
-/** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults. */
-export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOptions {
+/** Sync's code, which createEngine loads only for an engine that syncs (the change log, envelopes, the S3 client). */
+export interface SyncParts {
+  Sync: typeof Sync;
+  loggedStore: typeof loggedStore;
+}
+
+export async function loadSyncParts(): Promise<SyncParts> {
+  const { Sync, loggedStore } = await import('../sync/sync-parts.js');
+  return { Sync, loggedStore };
+}
+
+/** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults; `syncParts` when `options.sync` is given. */
+export function resolveEngineOptions(options: EngineOptions, syncParts: SyncParts | null = null): ResolvedEngineOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidInput('createEngine options must be an object');
   checkKnownKeys(options, ENGINE_OPTION_KEYS, { aliases: { embeddings: 'embedder', model: 'embedder', db: 'store', database: 'store', now: 'clock' } });
   checkKnownKeys(options.lexical, LEXICAL_KEYS, { prefix: 'lexical.' });
@@ -231,8 +242,9 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   checkSearchOptionKeys(search);
   validateSearchOptions(resolveSearchOptions(search));
   const limits = resolveLimits(options);
-  const sync = options.sync === undefined ? null : new Sync(options.store ?? memoryStore(), options.sync, clock, limits.maxRecordsPerCall);
-  const store = sync ? loggedStore(sync.store, sync.log) : (options.store ?? memoryStore());
+  if (options.sync !== undefined && !syncParts) throw new Error('resolveEngineOptions: sync given without its parts (loadSyncParts)');
+  const sync = options.sync === undefined ? null : new syncParts!.Sync(options.store ?? memoryStore(), options.sync, clock, limits.maxRecordsPerCall);
+  const store = sync ? syncParts!.loggedStore(sync.store, sync.log) : (options.store ?? memoryStore());
   // The lexical index's default, resolved here so that the vector leg cuts the query at the same length.
   const maxQueryChars = positiveInt(options.lexical?.maxQueryChars ?? DEFAULT_MAX_QUERY_CHARS, 'lexical.maxQueryChars');
   const embedBatchSize = positiveInt(options.embedBatchSize ?? 128, 'embedBatchSize');

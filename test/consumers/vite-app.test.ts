@@ -34,6 +34,11 @@ describe('Vite + TypeScript app from the packed tarball', () => {
     const withOrt = readdirSync(assets).filter((file) => file.endsWith('.js') && readFileSync(join(assets, file), 'utf8').includes(version));
     expect(withOrt).toHaveLength(1);
     expect(readdirSync(assets).filter((file) => file.startsWith('ort-wasm'))).toHaveLength(1);
+    // Sync's code (the S3 client signs with AWS4-HMAC-SHA256) is a chunk of its own, fetched only by an engine with
+    // `sync` (src/sync/sync-parts.ts): the worker's first download holds none of it.
+    const withS3 = readdirSync(assets).filter((file) => file.endsWith('.js') && readFileSync(join(assets, file), 'utf8').includes('AWS4-HMAC-SHA256'));
+    expect(withS3).toHaveLength(1);
+    expect(withS3[0]).toMatch(/^sync-parts-/);
 
     const server = await startServer('npx', ['vite', 'preview', '--port', '0', '--host', '127.0.0.1'], app);
     try {
