@@ -100,7 +100,9 @@ test('a user loads the sample, tunes the ranking, pins a hit, and finds it all a
   // No stale badge: the sample's memories were never retrieved, and the demo's searches record no access (touch off).
   expect(await page.locator('#hits .badge.cold').count()).toBe(0);
 
-  // A one-day half-life with a raw curve (α = 1): recent memories take over.
+  // A one-day half-life with a raw curve (α = 1), on every memory (the sample's notes are one-offs, which decay
+  // leaves alone by default): recent memories take over.
+  await page.selectOption('#opt-decayScope', 'all');
   await page.locator('#opt-halfLifeDays').focus();
   await page.keyboard.press('Home');
   await page.locator('#opt-decayAlpha').fill('1');

@@ -190,11 +190,12 @@ describe.each(STORAGES)('learning from use on %s', (storage: Storage) => {
         // Co-retrieval: only the pair is eligible, so both are direct hits.
         const together = (n: number) => memory.search('apricot jam and scones', { k: 2, filter: { tags: ['pair'] }, now, session: `co-${n}` });
         // The probe's legs keep 4 candidates each: `scone` can come in only through its association. Recency at full
-        // strength (decayAlpha 1) puts the decades-old fillers below anything written at T0.
+        // strength (decayAlpha 1), on these one-off notes too (decayScope 'all'), puts the decades-old fillers below
+        // anything written at T0.
         // `associations: {}` takes every default (floor 0.3); the public type asks for every field (see the report).
         const defaults = {} as { floor: number; bridges: boolean; bridgeMinCosine: number };
         const probe = (options: Record<string, unknown> = {}) =>
-          memory.search('apricot jam', { k: 3, candidatePool: 4, decayAlpha: 1, neighbours: false, now, touch: false, associations: defaults, ...options });
+          memory.search('apricot jam', { k: 3, candidatePool: 4, decayAlpha: 1, decayScope: 'all', neighbours: false, now, touch: false, associations: defaults, ...options });
         const describeHits = (result: Awaited<ReturnType<typeof probe>>) =>
           result.hits.map((h) => ({ id: h.id, score: h.score, associative: h.explain.associative ?? null }));
         const rounds = [];
@@ -210,7 +211,7 @@ describe.each(STORAGES)('learning from use on %s', (storage: Storage) => {
           });
         }
         // Without `associations`, or a day later (0.3 · e^(−1/90) < 0.3), or above a higher floor: not followed.
-        const off = describeHits(await memory.search('apricot jam', { k: 3, candidatePool: 4, decayAlpha: 1, neighbours: false, now, touch: false }));
+        const off = describeHits(await memory.search('apricot jam', { k: 3, candidatePool: 4, decayAlpha: 1, decayScope: 'all', neighbours: false, now, touch: false }));
         const dayLater = describeHits(await probe({ now: now + DAY }));
         const higherFloor = describeHits(await probe({ associations: { floor: 0.31 } }));
         // Reinforced: the associative hit counts an access and strengthens no association.
