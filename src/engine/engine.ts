@@ -66,7 +66,7 @@ const RECORD_LOAD_GRACE_MS = 1000;
  * ```
  */
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
-  const syncParts = typeof options === 'object' && options !== null && options.sync !== undefined ? await loadSyncParts() : null;
+  const syncParts = options?.sync !== undefined ? await loadSyncParts() : null;
   const engine = new EngramEngine(resolveEngineOptions(options, syncParts));
   await engine.open();
   return engine;

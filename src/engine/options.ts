@@ -7,7 +7,6 @@ import { resolveSearchOptions, validateSearchOptions, type SearchOptions } from 
 import { defaultLearningOptions, MAX_SESSIONS, type LearningOptions } from '../search/reinforce.js';
 import { memoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/store.js';
-import type { loggedStore } from '../sync/log.js';
 import type { Sync, SyncOptions } from '../sync/sync.js';
 import { checkLanguageModel, checkReranker } from '../llm/completion.js';
 import type { LanguageModel, Reranker } from '../llm/types.js';
@@ -219,14 +218,10 @@ export interface ResolvedEngineOptions {
 }
 
 /** Sync's code, which createEngine loads only for an engine that syncs (the change log, envelopes, the S3 client). */
-export interface SyncParts {
-  Sync: typeof Sync;
-  loggedStore: typeof loggedStore;
-}
+export type SyncParts = typeof import('../sync/sync-parts.js');
 
-export async function loadSyncParts(): Promise<SyncParts> {
-  const { Sync, loggedStore } = await import('../sync/sync-parts.js');
-  return { Sync, loggedStore };
+export function loadSyncParts(): Promise<SyncParts> {
+  return import('../sync/sync-parts.js');
 }
 
 /** Checks `options` (INVALID_INPUT on the first problem) and fills in the defaults; `syncParts` when `options.sync` is given. */

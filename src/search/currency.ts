@@ -52,7 +52,11 @@ export function orderByCurrency(list: readonly ScoredCandidate[], k: number, opt
   const keyOf = (i: number) => (keys[i] ??= statementKey((top[i] as ScoredCandidate).record.text));
   const details: (Set<string> | undefined)[] = [];
   const detailsOf = (i: number) => (details[i] ??= statementDetails((top[i] as ScoredCandidate).record.text));
-  const alone = (id: string) => parts.inSequence !== undefined && !parts.inSequence(id);
+  // Per candidate, as keys and details: each is asked once for every pair it is in.
+  const labels: (string | null | undefined)[] = [];
+  const labelAt = (i: number) => (labels[i] === undefined ? (labels[i] = labelOf((top[i] as ScoredCandidate).record.text)) : labels[i]);
+  const lone: (boolean | undefined)[] = [];
+  const alone = (i: number) => (lone[i] ??= parts.inSequence !== undefined && !parts.inSequence((top[i] as ScoredCandidate).record.id));
   const versionPair = (older: number, newer: number): boolean => {
     const a = covers[older] as Set<string>;
     const b = covers[newer] as Set<string>;
@@ -67,13 +71,12 @@ export function orderByCurrency(list: readonly ScoredCandidate[], k: number, opt
     for (const detail of detailsOf(older)) if (isNumber(detail) && queryWords.has(detail) && !detailsOf(newer).has(detail)) return false;
     // Notes under one label ("Home address: …", "Coffee order: …") are that label's versions, whatever the value,
     // when one of them stands alone: in a run of turns each opens with its speaker's name.
-    if ((alone(first.record.id) || alone(second.record.id)) && !parts.sameThread(first.record.id, second.record.id)) {
-      const label = labelOf(first.record.text);
-      if (label !== null && label === labelOf(second.record.text)) return true;
-    }
+    const sameThread = parts.sameThread(first.record.id, second.record.id);
+    const label = labelAt(older);
+    if (label !== null && label === labelAt(newer) && (alone(older) || alone(newer)) && !sameThread) return true;
     // Versions of one fact differ in a detail (a number, a name, a negation); later turns on the topic that state none are not updates.
     const overlap = () => wordOverlap(keyOf(older), keyOf(newer));
-    return differsInDetail(detailsOf(older), detailsOf(newer), overlap, parts.sameThread(first.record.id, second.record.id));
+    return differsInDetail(detailsOf(older), detailsOf(newer), overlap, sameThread);
   };
   // Every version pair among the k: `newer` must come above `older`. Versions run forward in time (isLater), so
   // the pairs form no circle.
