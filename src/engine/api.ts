@@ -101,6 +101,14 @@ export interface Engine {
   indexSnapshot(): Promise<IndexSnapshot>;
   /** How the lexical index was made on open: loaded from `indexSnapshot`, or rebuilt from the records. */
   readonly lexicalSource: 'snapshot' | 'rebuilt';
+  /**
+   * Saves the compact vector index (its codes and IVF lists) into the store, so the next open restores it instead
+   * of reading and encoding every vector; only what changed since the last save is written. Returns the bytes
+   * written (0: nothing changed, a float32 index, or a store without `vectorCounter`). Waits for queued writes.
+   */
+  saveVectorIndex(): Promise<number>;
+  /** How the vector index was made on open: restored from its saved form, or loaded from the stored vectors. */
+  readonly vectorSource: 'saved' | 'loaded';
 }
 
 /** A new sync secret: a passphrase (PBKDF2 `iterations`, default 600,000) or a raw key of at least 32 random bytes. */

@@ -131,6 +131,15 @@ class EngramEngine implements Engine {
     );
   };
 
+  async saveVectorIndex(): Promise<number> {
+    this.checkOpen();
+    return this.vectors.saveIndex();
+  }
+
+  get vectorSource(): 'saved' | 'loaded' {
+    return this.vectors.source;
+  }
+
   async indexSnapshot(): Promise<IndexSnapshot> {
     this.checkOpen();
     await this.touches.flush();

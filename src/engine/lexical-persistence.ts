@@ -96,9 +96,12 @@ export async function readSnapshot(store: Pick<Store, 'readMeta'>): Promise<Inde
   return raw instanceof Uint8Array ? raw : null;
 }
 
-/** Serialises the engine's lexical index into the store's meta table (the worker's and engram-mcp's); returns its size in bytes. */
-export async function saveSnapshot(engine: Pick<Engine, 'indexSnapshot'>, store: Pick<Store, 'write'>): Promise<number> {
+/**
+ * Serialises the engine's lexical index into the store's meta table, and saves what changed of its compact vector
+ * index (the worker's and engram/node's savers); returns the bytes written.
+ */
+export async function saveSnapshot(engine: Pick<Engine, 'indexSnapshot' | 'saveVectorIndex'>, store: Pick<Store, 'write'>): Promise<number> {
   const bytes = await engine.indexSnapshot();
   await store.write({ meta: { [SNAPSHOT_KEY]: bytes } });
-  return bytes.byteLength;
+  return bytes.byteLength + (await engine.saveVectorIndex());
 }

@@ -20,6 +20,7 @@ import type { LexicalIndex } from '../lexical/lexical-index.js';
 import { planSameStatement, planSupersedeAsync, SAME_STATEMENT_CANDIDATES } from './supersede.js';
 import { blockTokenCounter, type BlockTokens } from '../search/assemble.js';
 import type { PipelineState } from '../search/state.js';
+import { dropOtherVectorRows, restoreVectorRows, saveVectorRows } from './vector-persistence.js';
 
 type VectorOptions = Pick<
   ResolvedEngineOptions,
@@ -36,6 +37,10 @@ export class VectorState {
   private readyPromise: Promise<void> = Promise.resolve();
   private generation = 0;
   private stopped = false;
+  /** How the current index was made: restored from its saved form, or from the stored vectors. */
+  source: 'saved' | 'loaded' = 'loaded';
+  /** The current index's saved form is in the store (restored or saved): new IVF lists are saved at once. */
+  private formSaved = false;
   /** Exact stored vectors read for one `embedAll` call's reuse (compact mode keeps no floats to copy from). */
   private reusable: Map<string, Float32Array> | null = null;
 
@@ -127,6 +132,19 @@ export class VectorState {
     const compact = fetchByIds && from !== null ? { fetch: (ids: readonly string[]) => fetchByIds(vectorSpace, dim, ids), from: startCompact ? 0 : from } : undefined;
     const index = new VectorIndex(dim, this.options.vectorScan(), Math.max(64, this.records.size), compact);
     await this.keepScanSaved(index, vectorSpace);
+    // A saved form made at the store's vector counter: its codes and lists, without reading a float.
+    this.source = 'loaded';
+    this.formSaved = false;
+    // New lists (a build done) are saved at once when the rows' form is in the store: 4 bytes a row and the centroids.
+    index.onListsInstalled(() => {
+      if (this.vectors === index && this.formSaved) this.saveIndex().catch((error: unknown) => this.options.onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not save the vector index')));
+    });
+    if (index.isCompact && (await restoreVectorRows(index, store, vectorSpace, (id) => this.records.has(id)).catch(() => false))) {
+      this.source = 'saved';
+      this.formSaved = true;
+      index.warm();
+      return index;
+    }
     const add = (packed: PackedVectors) => {
       const keep = packed.ids.flatMap((id, row) => (this.records.has(id) && packed.data.length >= (row + 1) * dim ? [row] : []));
       index.setMany(
@@ -161,6 +179,25 @@ export class VectorState {
           if (!this.stopped && this.vectors === index) await store.write({ meta: { [key]: form } });
         })
         .catch((error) => onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not save the vector index')));
+    });
+  }
+
+  /**
+   * Saves what changed of the compact index (vector-persistence.ts) since its last save, in the write queue;
+   * returns the bytes written (0 when nothing changed, or the index is not compact).
+   */
+  saveIndex(): Promise<number> {
+    return this.queue.run(async () => {
+      const index = this.vectors;
+      const embedder = this.current;
+      if (!index || !embedder || this.stopped || this.progress !== null) return 0;
+      try {
+        const bytes = await saveVectorRows(index, this.options.store, vectorSpaceOf(embedder));
+        this.formSaved = index.isCompact;
+        return bytes;
+      } catch (error) {
+        throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not save the vector index');
+      }
     });
   }
 
@@ -291,7 +328,9 @@ export class VectorState {
     // Vectors are complete for this embedder: other embedders' vectors are dead weight now (best effort).
     await this.queue
       .run(async () => {
-        if (current()) await this.options.store.write({ keepOnlyVectorSpace: vectorSpaceOf(embedder) });
+        if (!current()) return;
+        await this.options.store.write({ keepOnlyVectorSpace: vectorSpaceOf(embedder) });
+        await dropOtherVectorRows(this.options.store, vectorSpaceOf(embedder));
       })
       .catch((error) => {
         this.options.onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not drop old vectors'));

@@ -36,6 +36,7 @@ export function memoryStore(): Store {
   const associations = new Map<string, AssociationEdge>();
   const links = new Map<string, Link>();
   let counter = 0;
+  let vectorCounter = 0;
   let closed = false;
 
   const requireOpen = () => {
@@ -143,6 +144,7 @@ export function memoryStore(): Store {
         else meta.set(key, value);
       }
       if (indexedChange) counter++;
+      if (remove.length > 0 || packed || change.keepOnlyVectorSpace !== undefined) vectorCounter++;
     },
 
     async readMeta(key) {
@@ -154,6 +156,11 @@ export function memoryStore(): Store {
     async changeCounter() {
       requireOpen();
       return counter;
+    },
+
+    async vectorCounter() {
+      requireOpen();
+      return vectorCounter;
     },
 
     async count() {

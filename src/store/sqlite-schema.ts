@@ -3,7 +3,7 @@ import { EngramError, ErrorCode } from '../errors.js';
 import type { SqlConnection as Connection } from './sql-connection.js';
 
 /** Bump when the schema changes and add the step to `migrations`. A database newer than this is refused. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** `migrations[v]` takes a database from user_version v to v + 1 (exported for the migration test). */
 export const migrations: ((db: Connection) => Promise<void>)[] = [
@@ -97,6 +97,12 @@ export const migrations: ((db: Connection) => Promise<void>)[] = [
       UPDATE memories SET kind = json_extract(meta, '$.formation')
       WHERE kind IS NULL AND meta IS NOT NULL AND json_valid(meta) AND json_extract(meta, '$.formation') IN ('fact', 'summary');
     `);
+  },
+  // A counter of writes that change the vectors table (Store.vectorCounter): the engine's saved vector index is
+  // current only at the count it was saved at. An Engram before it refuses this version, so none writes vectors
+  // without counting them.
+  async (db) => {
+    await db.exec('ALTER TABLE state ADD COLUMN vector_counter INTEGER NOT NULL DEFAULT 0');
   },
 ];
 

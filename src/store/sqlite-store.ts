@@ -301,7 +301,10 @@ export class SqliteStore implements Store {
           if (value === null) await this.db.run('DELETE FROM meta WHERE key = ?1', [key]);
           else await this.db.run('INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)', [key, value]);
         }
-        if (indexedChange) await this.db.run('UPDATE state SET change_counter = change_counter + 1');
+        const vectorChange = removed !== null || vectors !== null || change.keepOnlyVectorSpace !== undefined;
+        if (indexedChange || vectorChange) {
+          await this.db.run('UPDATE state SET change_counter = change_counter + ?1, vector_counter = vector_counter + ?2', [Number(indexedChange), Number(vectorChange)]);
+        }
       }),
     );
     if (removed && this.kind !== 'idb') this.checkpointWhenIdle();
@@ -342,6 +345,10 @@ export class SqliteStore implements Store {
 
   changeCounter(): Promise<number> {
     return this.serial('read change counter', async () => Number(await this.db.scalar('SELECT change_counter FROM state')));
+  }
+
+  vectorCounter(): Promise<number> {
+    return this.serial('read vector counter', async () => Number(await this.db.scalar('SELECT vector_counter FROM state')));
   }
 
   count(): Promise<number> {

@@ -103,6 +103,12 @@ export interface Store {
    * bookkeeping, pins, vectors, meta) may leave it as it is; bumping more often is always safe.
    */
   changeCounter(): Promise<number>;
+  /**
+   * Monotonic counter bumped by every write that changes the stored vectors (vectors put, memories removed,
+   * `keepOnlyVectorSpace`). Optional: without it the engine never restores a saved vector index
+   * (`Engine.saveVectorIndex`) and re-encodes every vector on open.
+   */
+  vectorCounter?(): Promise<number>;
   count(): Promise<number>;
   close(): Promise<void>;
 }

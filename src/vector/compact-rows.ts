@@ -71,11 +71,14 @@ export class CompactRows {
   /** Candidate indices of `select` (reused between searches). */
   private maybe = new Int32Array(0);
 
-  /** Null where WebAssembly SIMD is missing (compact memory is then unavailable). */
-  static create(dim: number, sumOfRows: () => Float64Array, options: CompactScanOptions = {}): CompactRows | null {
+  /**
+   * Null where WebAssembly SIMD is missing (compact memory is then unavailable). `prefilter` false: no sign codes
+   * (an index whose IVF lists choose the rows never prefilters).
+   */
+  static create(dim: number, sumOfRows: () => Float64Array, options: CompactScanOptions = {}, prefilter = true): CompactRows | null {
     const stride = Math.ceil(dim / 16) * 16;
     const kernel = createInt8Kernel(stride * 64, stride);
-    return kernel ? new CompactRows(dim, kernel, sumOfRows, options) : null;
+    return kernel ? new CompactRows(dim, kernel, sumOfRows, options, prefilter) : null;
   }
 
   private constructor(
@@ -83,13 +86,36 @@ export class CompactRows {
     private readonly kernel: Int8Kernel,
     private readonly sumOfRows: () => Float64Array,
     options: CompactScanOptions,
+    prefilter: boolean,
   ) {
     this.dim = dim;
     this.stride = Math.ceil(dim / 16) * 16;
     this.head = tailHead(this.stride);
     this.options = { ...defaultCompactScanOptions, ...options };
-    const signs = new SignCodes();
-    this.signs = signs.prepare(dim) ? signs : null;
+    const signs = prefilter ? new SignCodes() : null;
+    this.signs = signs?.prepare(dim) ? signs : null;
+  }
+
+  /** Copies of rows start..end as saved (saved-rows.ts): codes (stride bytes each), scales, errors, tail norms. */
+  exportRows(start: number, end: number): { codes: Int8Array; scales: Float32Array; errors: Float32Array; tails: Float64Array } {
+    return {
+      codes: this.codes().slice(start * this.stride, end * this.stride),
+      scales: this.scales.slice(start, end),
+      errors: this.errors.slice(start, end),
+      tails: this.tails.slice(start, end),
+    };
+  }
+
+  /**
+   * Writes saved rows from `start` (reserve first), as `exportRows` gave them. Sign codes, when kept, are built
+   * later from the codes (`warm`).
+   */
+  importRows(start: number, rows: { codes: Int8Array; scales: Float32Array; errors: Float32Array; tails: Float64Array }): void {
+    this.codes().set(rows.codes, start * this.stride);
+    this.scales.set(rows.scales, start);
+    this.errors.set(rows.errors, start);
+    this.tails.set(rows.tails, start);
+    for (const error of rows.errors) if (error > this.maxError) this.maxError = error;
   }
 
   /** Memory layout: [query: stride][codes: capacity × stride][dots: capacity × int32][list: capacity × int32][scratch]. */

@@ -132,9 +132,12 @@ export class IvfIndex<R extends ListedRows> {
   /** Centroids of a saved form, used by the next build of a matching index instead of training. */
   private restored: SavedLists | null = null;
   private save: ((saved: Uint8Array) => void) | null = null;
+  private installed: (() => void) | null = null;
   private readonly scratch: { dim: number; floats: Float32Array } = { dim: 0, floats: new Float32Array(0) };
   /** When rows last changed (a build waits for a pause of QUIET_MS). */
   private lastWrite = -Infinity;
+  /** Bumped whenever other lists answer (a build installs, or a reset): a saved assignment names the lists it is of. */
+  private answeringEpoch = 0;
 
   constructor(
     private readonly settings: IvfSettings,
@@ -151,6 +154,44 @@ export class IvfIndex<R extends ListedRows> {
       trainedRows: lists?.trainedRows ?? 0,
       failure: this.failure,
     };
+  }
+
+  /** Which lists answer now: changes whenever other lists take over (see `answering`). */
+  get epoch(): number {
+    return this.answeringEpoch;
+  }
+
+  /**
+   * The answering lists' saved form (centroids), measured share and floor, and each row's list, for a saved vector
+   * index (saved-rows.ts); null while none answer.
+   */
+  answering(): { form: () => Uint8Array; share: number; floor: number; listOf: (row: number) => number } | null {
+    const lists = this.lists;
+    if (!lists || lists.share === null || !lists.centroids) return null;
+    return { form: () => encodeLists(lists), share: lists.share, floor: lists.floor, listOf: (row) => lists.listOf(row) };
+  }
+
+  /**
+   * Makes saved lists answer for `index` at once, without training, assigning or measuring: the centroids of
+   * `form` (encodeLists), `share` and `floor` as measured when saved, and `listOf[row]` each row's list. False, and
+   * nothing changes, when the form is refused or an assignment names no list.
+   */
+  async restoreAnswering(index: R, form: Uint8Array, share: number, floor: number, listOf: Int32Array): Promise<boolean> {
+    const saved = decodeLists(form);
+    if (!saved || saved.dim !== index.dim || listOf.length !== index.size) return false;
+    for (const list of listOf) if (list < -1 || list >= saved.count) return false;
+    let kernel: Int8Kernel | null | undefined;
+    while ((kernel = createInt8KernelSoon(64 * 1024)) === undefined) await nextTask();
+    if (!kernel) return false;
+    const lists = new IvfLists(saved.dim, saved.count, kernel, saved.trainedRows);
+    lists.setCentroids(saved.centroids, true);
+    for (let row = 0; row < listOf.length; row++) if ((listOf[row] as number) >= 0) lists.place(row, listOf[row] as number);
+    lists.share = share;
+    lists.floor = floor;
+    this.reset();
+    this.rows = index;
+    this.lists = lists;
+    return true;
   }
 
   /** Settles when no background build is running (one started meanwhile is awaited too). */
@@ -201,6 +242,11 @@ export class IvfIndex<R extends ListedRows> {
     this.save = save;
   }
 
+  /** `installed` runs each time a build's lists start answering (trained or from restored centroids). */
+  onInstalled(installed: () => void): void {
+    this.installed = installed;
+  }
+
   /** Lists for other rows (a compact index taking over from a float32 one), with this one's saved form and saver. */
   handOver<S extends ListedRows>(source: IvfSource<S>): IvfIndex<S> {
     const next = new IvfIndex<S>(this.settings, source);
@@ -228,6 +274,7 @@ export class IvfIndex<R extends ListedRows> {
 
   private reset(): void {
     this.generation++;
+    this.answeringEpoch++;
     this.lists = null;
     this.pending = null;
     this.dirty = null;
@@ -303,7 +350,9 @@ export class IvfIndex<R extends ListedRows> {
     lists.share = measured.share;
     lists.floor = measured.floor;
     this.lists = lists;
+    this.answeringEpoch++;
     if (!restored) this.save?.(encodeLists(lists));
+    this.installed?.();
   }
 }
 
@@ -494,7 +543,11 @@ export class IvfLists {
 
   /** Puts row `row` (its unit vector at matrix[offset..]) in the list of its nearest centroid. Not yet in a list. */
   assign(row: number, matrix: Float32Array, offset: number): void {
-    const list = this.nearest(matrix, offset);
+    this.place(row, this.nearest(matrix, offset));
+  }
+
+  /** Puts row `row` (in no list yet) in list `list` (a saved assignment). */
+  place(row: number, list: number): void {
     if (row >= this.rowList.length) {
       const capacity = Math.max(row + 1, Math.ceil(this.rowList.length * 1.5), 64);
       const from = this.rowList.length;
@@ -718,7 +771,7 @@ function decodeLists(bytes: Uint8Array): SavedLists | null {
 }
 
 /** FNV-1a over the words from `from` on (each word as one step): catches a torn or altered saved form. */
-function wordSum(words: Uint32Array, from: number): number {
+export function wordSum(words: Uint32Array, from: number): number {
   let hash = 0x811c9dc5;
   for (let i = from; i < words.length; i++) hash = Math.imul(hash ^ (words[i] as number), 0x01000193) >>> 0;
   return hash;

@@ -16,6 +16,7 @@
 import { CompactRows, type CompactScanOptions } from './compact-rows.js';
 import { exactRowsAbove, exactScan, RowsAboveCollector } from './exact-scan.js';
 import { IvfScan, type IvfIndex, type IvfStatus } from './ivf.js';
+import { SAVED_CHUNK_ROWS, type SavedChunk } from './saved-rows.js';
 import type { VectorRows, VectorScan } from './scan.js';
 import { dot, meanPairwiseCosine, normalize } from './similarity.js';
 import { TopK } from '../util/topk.js';
@@ -51,6 +52,10 @@ export class VectorIndex implements VectorRows {
   private version = 0;
   /** Running sum of the rows (float64): gives the corpus' mean pairwise cosine in O(dim). */
   private readonly rowSum: Float64Array;
+  /** Compact mode: the saved chunks (SAVED_CHUNK_ROWS rows each) whose rows changed since `markSaved`. */
+  private unsaved: Set<number> | 'all' = 'all';
+  /** The IVF lists' epoch the saved form holds (−1: none saved). */
+  private savedListsEpoch = -1;
 
   constructor(dim: number, scan: VectorScan = exactScan, initialCapacity = 64, compact?: CompactVectorOptions) {
     this.dim = dim;
@@ -132,6 +137,7 @@ export class VectorIndex implements VectorRows {
         const row = this.rowFor(id, (old) => this.subtractCompact(id, old));
         compact.write(row, source, 0);
         for (let d = 0; d < this.dim; d++) this.rowSum[d] = (this.rowSum[d] as number) + (source[d] as number);
+        this.unsavedRow(row);
         return row;
       });
       this.listsChanged(written);
@@ -168,6 +174,8 @@ export class VectorIndex implements VectorRows {
       }
       this.rowIds.pop();
       this.rows.delete(id);
+      this.unsavedRow(row);
+      this.unsavedRow(last);
       this.listsChanged(row !== last ? [row] : []);
       return true;
     }
@@ -189,6 +197,7 @@ export class VectorIndex implements VectorRows {
     this.rows.clear();
     this.version++;
     this.cache.clear();
+    this.unsaved = 'all';
     if (!this.compact) this.scan.rowsChanged?.(this, []);
     else this.listsChanged([]);
   }
@@ -300,6 +309,11 @@ export class VectorIndex implements VectorRows {
     else this.scan.onBuilt?.(save);
   }
 
+  /** `installed` runs whenever other compact IVF lists start answering (a build done): their saved form is stale. */
+  onListsInstalled(installed: () => void): void {
+    this.lists?.onInstalled(installed);
+  }
+
   /** The IVF lists over the codes in compact mode (null: none, or not compact; a float32 index's are its scan's). */
   listStatus(): IvfStatus | null {
     return this.lists?.status() ?? null;
@@ -324,6 +338,104 @@ export class VectorIndex implements VectorRows {
     this.compact?.warm(this.size);
     this.loaded = true;
     this.listsChanged([]);
+  }
+
+  /**
+   * Compact mode: what a save of the rows (saved-rows.ts) must write now: the chunks changed since `markSaved`,
+   * the answering lists (all their list chunks when they are not the lists saved), and `version` for `markSaved`.
+   * Null when not compact.
+   */
+  savedForm(): {
+    size: number;
+    stride: number;
+    rowSum: Float64Array;
+    chunks: number;
+    changed: number[];
+    lists: { form: () => Uint8Array; share: number; floor: number } | null;
+    /** The answering lists are not the ones saved last (their centroids must be written). */
+    listsChanged: boolean;
+    version: number;
+  } | null {
+    const compact = this.compact;
+    if (!compact) return null;
+    const answering = this.lists?.answering() ?? null;
+    const epoch = this.lists?.epoch ?? -1;
+    const chunks = Math.ceil(this.size / SAVED_CHUNK_ROWS);
+    const changed = this.unsaved === 'all' ? Array.from({ length: chunks }, (_, c) => c) : [...(this.unsaved as Set<number>)].filter((c) => c < chunks).sort((a, b) => a - b);
+    const lists = answering && { form: answering.form, share: answering.share, floor: answering.floor };
+    return { size: this.size, stride: compact.stride, rowSum: this.rowSum.slice(), chunks, changed, lists, listsChanged: epoch !== this.savedListsEpoch, version: this.version };
+  }
+
+  /** Chunk `chunk`'s rows as saved (compact mode; call in the same task as `savedForm`, before rows change). */
+  savedChunk(chunk: number): SavedChunk {
+    const compact = this.compact as CompactRows;
+    const start = chunk * SAVED_CHUNK_ROWS;
+    const end = Math.min(this.size, start + SAVED_CHUNK_ROWS);
+    return { ids: this.rowIds.slice(start, end), ...compact.exportRows(start, end) };
+  }
+
+  /** Chunk `chunk`'s rows' IVF lists (−1: none) as saved, by the answering lists (as `savedChunk`). */
+  savedListChunk(chunk: number): Int32Array {
+    const start = chunk * SAVED_CHUNK_ROWS;
+    const end = Math.min(this.size, start + SAVED_CHUNK_ROWS);
+    const answering = this.lists?.answering();
+    const lists = new Int32Array(end - start).fill(-1);
+    if (answering) for (let row = start; row < end; row++) lists[row - start] = answering.listOf(row);
+    return lists;
+  }
+
+  /** The save of `form` (savedForm's) is stored: its chunks are no longer unsaved, unless rows changed since. */
+  markSaved(form: { version: number }): void {
+    if (form.version !== this.version) return;
+    this.unsaved = new Set();
+    this.savedListsEpoch = this.lists?.epoch ?? -1;
+  }
+
+  /**
+   * Compact mode, while empty: the rows of a saved form. `chunk(c)` reads chunk c (null: missing or refused);
+   * every id must be held by `has` and appear once. The IVF lists answer at once from `lists` and each row's
+   * saved list. False, and the index empty again, when anything does not fit: the caller loads the vectors.
+   */
+  async restoreSaved(
+    saved: { size: number; rowSum: ArrayLike<number>; lists: { form: Uint8Array; share: number; floor: number } | null },
+    chunk: (c: number) => Promise<SavedChunk | null>,
+    listChunk: (c: number) => Promise<Int32Array | null>,
+    has: (id: string) => boolean,
+  ): Promise<boolean> {
+    const compact = this.compact;
+    if (!compact || this.size !== 0 || saved.rowSum.length !== this.dim) return false;
+    const listOf = saved.lists && this.lists ? new Int32Array(saved.size) : null;
+    const fits = async () => {
+      compact.reserve(Math.max(1, saved.size));
+      for (let c = 0, start = 0; start < saved.size; c++, start += SAVED_CHUNK_ROWS) {
+        const rows = await chunk(c);
+        if (!rows || rows.ids.length !== Math.min(SAVED_CHUNK_ROWS, saved.size - start)) return false;
+        for (const id of rows.ids) {
+          if (this.rows.has(id) || !has(id)) return false;
+          this.rows.set(id, this.rowIds.length);
+          this.rowIds.push(id);
+        }
+        compact.importRows(start, rows);
+        if (listOf) {
+          const lists = await listChunk(c);
+          if (!lists || lists.length !== rows.ids.length) return false;
+          listOf.set(lists, start);
+        }
+      }
+      this.rowSum.set(saved.rowSum);
+      return !listOf || (await this.lists!.restoreAnswering(this, saved.lists!.form, saved.lists!.share, saved.lists!.floor, listOf));
+    };
+    this.version++;
+    if (await fits()) {
+      this.unsaved = new Set();
+      this.savedListsEpoch = this.lists?.epoch ?? -1;
+      return true;
+    }
+    this.rowSum.fill(0);
+    this.rowIds.length = 0;
+    this.rows.clear();
+    this.unsaved = 'all';
+    return false;
   }
 
   /** Mean cosine between two different stored vectors (0 with fewer than two): see similarity.ts. */
@@ -403,7 +515,8 @@ export class VectorIndex implements VectorRows {
   private becomeCompact(capacity: number): boolean {
     const options = this.compactOptions;
     if (!options || this.compact) return this.compact !== null;
-    const compact = CompactRows.create(this.dim, () => this.sumOfRows(), options);
+    // IVF lists choose the rows a search scores: the sign codes' prefilter would never run.
+    const compact = CompactRows.create(this.dim, () => this.sumOfRows(), options, !(this.scan instanceof IvfScan));
     if (!compact) {
       this.compactOptions = null;
       return false;
@@ -425,6 +538,10 @@ export class VectorIndex implements VectorRows {
     this.version++;
     this.listsChanged([]);
     return true;
+  }
+
+  private unsavedRow(row: number): void {
+    if (this.unsaved !== 'all') this.unsaved.add(Math.floor(row / SAVED_CHUNK_ROWS));
   }
 
   /** Compact mode: the lists follow rows written or moved (rows ≥ size are gone), once the rows are loaded. */

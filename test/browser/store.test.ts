@@ -63,7 +63,7 @@ test.each(['opfs', 'idb'] as const)('a version 1 database is migrated on open, k
     after: { a: [1, 2], b: [5, 6], m3: [7, 8] },
     other: [5],
     version: outcome.expectedVersion,
-    expectedVersion: 5,
+    expectedVersion: 6,
     vectorRows: 4,
   });
 });
@@ -77,8 +77,8 @@ test.each(['opfs', 'idb'] as const)('a version 2 database gains the quality and 
     ],
     counter: 7,
     vectorIds: ['a'],
-    version: 5,
-    expectedVersion: 5,
+    version: 6,
+    expectedVersion: 6,
     addedColumns: ['quality', 'core', 'stability', 'sessions'],
     refused: 'INVALID_INPUT',
     afterReopen: { a: 0.25, b: 'absent', c: 0 },

@@ -413,6 +413,27 @@ export const storeSpec: StoreSpecCase[] = [
       }),
   },
   {
+    name: 'vectorCounter (when the store has it) increases with every write that changes the vectors, and only then',
+    run: (open) =>
+      withStore(open, async (store) => {
+        if (!store.vectorCounter) return;
+        const counters = [await store.vectorCounter()];
+        const step = async (what: string, change: StoreWrite, moves: boolean) => {
+          await store.write(change);
+          const counter = await store.vectorCounter!();
+          const last = counters.at(-1) as number;
+          assert(moves ? counter > last : counter === last, `counter must ${moves ? 'increase' : 'stay'} on ${what}: ${[...counters, counter].join(', ')}`);
+          counters.push(counter);
+        };
+        await step('records without vectors', { put: [record('a'), record('b')] }, false);
+        await step('vectors alone', { vectors: packed('e', 2, ['a', 'b']) }, true);
+        await step('records with vectors', { put: [record('c')], vectors: packed('e', 2, ['c']) }, true);
+        await step('a remove', { remove: ['b'] }, true);
+        await step('keepOnlyVectorSpace', { keepOnlyVectorSpace: 'e' }, true);
+        await step('bookkeeping and meta', { put: [record('a', { accessCount: 2 })], meta: { k: 'v' } }, false);
+      }),
+  },
+  {
     name: 'calls after close reject',
     run: async (open) => {
       const store = await open();
@@ -433,12 +454,14 @@ export const storeSpec: StoreSpecCase[] = [
       await first.write({ put: [record('a', { tags: ['t'] }), record('b')], vectors: packed('e', 3, ['a', 'b']), meta: { k: 'v' } });
       await first.write({ remove: ['b'] });
       const counter = await first.changeCounter();
+      const vectorCounter = await first.vectorCounter?.();
       await first.close();
       await withStore(open, async (second) => {
         assertEqual(await second.loadRecords(), [record('a', { tags: ['t'] })], 'records after reopen');
         assertEqual(vectorMap(await second.loadVectors('e', 3)), vectorMap(packed('e', 3, ['a'])), 'vectors after reopen');
         assertEqual(await second.readMeta('k'), 'v', 'meta after reopen');
         assert((await second.changeCounter()) >= counter, 'counter does not go back after reopen');
+        if (vectorCounter !== undefined) assert((await second.vectorCounter!()) >= vectorCounter, 'vector counter does not go back after reopen');
       });
     },
   },

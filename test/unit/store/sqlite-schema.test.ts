@@ -25,6 +25,7 @@ describe('migration to schema 5', () => {
     // As a database written before the kinds: user_version 4, formation's memories without a kind.
     const raw = new Database(path);
     expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    raw.exec('ALTER TABLE state DROP COLUMN vector_counter');
     raw.pragma('user_version = 4');
     raw.close();
 
@@ -34,7 +35,7 @@ describe('migration to schema 5', () => {
     expect((await after.search('Porto', { touch: false, filter: { kinds: ['fact'] } })).hits.map((h) => h.id)).toEqual(['fact']);
     await after.close();
     const check = new Database(path);
-    expect(check.pragma('user_version', { simple: true })).toBe(5);
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     check.close();
   });
 });
