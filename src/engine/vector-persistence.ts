@@ -9,7 +9,7 @@
  * chunks no longer carry: the next open refuses the form and encodes the vectors again.
  */
 import type { Store } from '../store/store.js';
-import { decodeChunk, decodeListChunk, encodeChunk, encodeListChunk, SAVED_CHUNK_ROWS, SAVED_ROWS_VERSION } from '../vector/saved-rows.js';
+import { decodeChunk, decodeListChunk, decodeTaggedLists, encodeChunk, encodeListChunk, encodeTaggedLists, SAVED_CHUNK_ROWS, SAVED_ROWS_VERSION } from '../vector/saved-rows.js';
 import type { VectorIndex } from '../vector/vector-index.js';
 
 const KEY_PREFIX = 'engram.vector-rows.';
@@ -69,18 +69,22 @@ export async function restoreVectorRows(index: VectorIndex, store: PersistStore,
   let lists: { form: Uint8Array; share: number; floor: number } | null = null;
   if (header.lists) {
     const raw = await store.readMeta(listsKey(space)).catch(() => null);
-    if (!(raw instanceof Uint8Array) || raw.byteLength < 4 || new DataView(raw.buffer, raw.byteOffset).getUint32(0, true) !== header.lists.tag || header.lists.tags.length !== header.tags.length) return false;
-    lists = { form: raw.subarray(4), share: header.lists.share, floor: header.lists.floor ?? -Infinity };
+    const form = raw instanceof Uint8Array ? decodeTaggedLists(raw, header.lists.tag) : null;
+    if (!form || header.lists.tags.length !== header.tags.length) return false;
+    lists = { form, share: header.lists.share, floor: header.lists.floor ?? -Infinity };
   }
+  const rowsIn = (c: number) => Math.min(SAVED_CHUNK_ROWS, header.size - c * SAVED_CHUNK_ROWS);
+  const bytes = async (key: string) => {
+    const raw = await store.readMeta(key).catch(() => null);
+    return raw instanceof Uint8Array ? raw : null;
+  };
   const chunk = async (c: number) => {
-    const raw = await store.readMeta(chunkKey(space, c)).catch(() => null);
-    const rows = Math.min(SAVED_CHUNK_ROWS, header.size - c * SAVED_CHUNK_ROWS);
-    return raw instanceof Uint8Array ? decodeChunk(raw, { tag: header.tags[c] as number, rows, stride: header.stride }) : null;
+    const raw = await bytes(chunkKey(space, c));
+    return raw && decodeChunk(raw, { tag: header.tags[c] as number, rows: rowsIn(c), stride: header.stride });
   };
   const listChunk = async (c: number) => {
-    const raw = await store.readMeta(listChunkKey(space, c)).catch(() => null);
-    const rows = Math.min(SAVED_CHUNK_ROWS, header.size - c * SAVED_CHUNK_ROWS);
-    return raw instanceof Uint8Array && header.lists ? decodeListChunk(raw, { tag: header.lists.tags[c] as number, rows }) : null;
+    const raw = header.lists && (await bytes(listChunkKey(space, c)));
+    return raw ? decodeListChunk(raw, { tag: header.lists!.tags[c] as number, rows: rowsIn(c) }) : null;
   };
   return index.restoreSaved({ size: header.size, rowSum: header.rowSum, lists }, chunk, listChunk, has);
 }
@@ -124,10 +128,7 @@ export async function saveVectorRows(index: VectorIndex, store: PersistStore, sp
       bytes += encoded.byteLength;
     }
     if (!keptLists) {
-      const centroids = form.lists.form();
-      const value = new Uint8Array(4 + centroids.byteLength);
-      new DataView(value.buffer).setUint32(0, tag, true);
-      value.set(centroids, 4);
+      const value = encodeTaggedLists(form.lists.form(), tag);
       meta[listsKey(space)] = value;
       bytes += value.byteLength;
     }

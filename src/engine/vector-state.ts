@@ -132,13 +132,13 @@ export class VectorState {
     const compact = fetchByIds && from !== null ? { fetch: (ids: readonly string[]) => fetchByIds(vectorSpace, dim, ids), from: startCompact ? 0 : from } : undefined;
     const index = new VectorIndex(dim, this.options.vectorScan(), Math.max(64, this.records.size), compact);
     await this.keepScanSaved(index, vectorSpace);
-    // A saved form made at the store's vector counter: its codes and lists, without reading a float.
     this.source = 'loaded';
     this.formSaved = false;
     // New lists (a build done) are saved at once when the rows' form is in the store: 4 bytes a row and the centroids.
     index.onListsInstalled(() => {
       if (this.vectors === index && this.formSaved) this.saveIndex().catch((error: unknown) => this.options.onBackgroundError(toEngramError(error, ErrorCode.STORE_FAILED, 'could not save the vector index')));
     });
+    // A saved form made at the store's vector counter: its codes and lists, without reading a float.
     if (index.isCompact && (await restoreVectorRows(index, store, vectorSpace, (id) => this.records.has(id)).catch(() => false))) {
       this.source = 'saved';
       this.formSaved = true;

@@ -8,7 +8,7 @@
  * length of the ids], then tails (float64 × rows), scales and errors (float32 × rows each), codes (rows × stride
  * bytes), the ids as UTF-8 JSON, zero-padded to 4 bytes. Each row's IVF list is saved apart, in list chunks of
  * the same rows ([magic, version, checksum, tag, rows], then int32 × rows, −1 for none): new lists rewrite those
- * (4 bytes a row), not the codes.
+ * (4 bytes a row), not the codes. Their centroids are the lists' own saved form (ivf.ts) behind the save's tag.
  */
 import { wordSum } from './ivf.js';
 
@@ -98,4 +98,18 @@ export function decodeListChunk(bytes: Uint8Array, expected: { tag: number; rows
   const [magic, version, sum, tag, rows] = words as unknown as number[];
   if (magic !== LISTS_MAGIC || version !== SAVED_ROWS_VERSION || tag !== expected.tag >>> 0 || rows !== expected.rows || wordSum(words, 3) !== sum) return null;
   return new Int32Array(words.buffer, LISTS_HEADER_WORDS * 4);
+}
+
+/** The lists' centroids (ivf.ts encodeLists) behind the tag of the save that wrote them (u32, little-endian). */
+export function encodeTaggedLists(form: Uint8Array, tag: number): Uint8Array {
+  const value = new Uint8Array(4 + form.byteLength);
+  new DataView(value.buffer).setUint32(0, tag >>> 0, true);
+  value.set(form, 4);
+  return value;
+}
+
+/** The centroids' form behind `tag`, or null when the bytes carry another tag (or none). */
+export function decodeTaggedLists(bytes: Uint8Array, tag: number): Uint8Array | null {
+  if (bytes.byteLength < 4 || new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true) !== tag >>> 0) return null;
+  return bytes.subarray(4);
 }

@@ -431,10 +431,7 @@ export class VectorIndex implements VectorRows {
       this.savedListsEpoch = this.lists?.epoch ?? -1;
       return true;
     }
-    this.rowSum.fill(0);
-    this.rowIds.length = 0;
-    this.rows.clear();
-    this.unsaved = 'all';
+    this.clear();
     return false;
   }
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../../src/index.js';
-import { IvfScan, type IvfIndex, type IvfSource, type ListedRows } from '../../../src/vector/ivf.js';
+import { IvfScan, type IvfIndex, type ListedRows } from '../../../src/vector/ivf.js';
 import { testEmbedder } from '../helpers/embedder.js';
 import { reopenable } from '../helpers/stores.js';
-import { randomSource } from '../helpers/vectors.js';
+import { ListsWatchingScan, randomSource } from '../helpers/vectors.js';
 
 const WORDS = 'river stone garden lamp violin harbor pepper winter ticket cobalt meadow falcon quartz ember saddle orbit maple canyon thistle lantern'.split(' ');
 
@@ -71,21 +71,13 @@ describe('the compact index’s lists saved in the store', () => {
   it('builds IVF lists over the codes, saves their centroids, restores them on open and rebuilds from a form of another version', async () => {
     const store = reopenable();
     const lists: IvfIndex<ListedRows>[] = [];
-    /** The lists each compact index takes from its scan, kept to read their status. */
-    class Watched extends IvfScan {
-      override compactLists<S extends ListedRows>(source: IvfSource<S>): IvfIndex<S> {
-        const made = super.compactLists(source);
-        lists.push(made as unknown as IvfIndex<ListedRows>);
-        return made;
-      }
-    }
     const open = () =>
       createEngine({
         store,
         embedder: testEmbedder({ dim: 64, id: 'test-embedder' }),
         supersedeThreshold: 1,
         vectorMemory: 'compact',
-        vectorScan: () => new Watched({ ivfMinRows: 1_500, minCandidates: 100 }),
+        vectorScan: () => new ListsWatchingScan(lists, { ivfMinRows: 1_500, minCandidates: 100 }),
       });
     const engine = await open();
     const input = texts(2, 2_000).map((text, i) => ({ id: `m${i}`, text }));

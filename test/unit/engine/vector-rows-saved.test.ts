@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openNodeStore } from '../../../src/node.js';
 import { createEngine, isEngramError, memoryStore, type Engine, type Store } from '../../../src/index.js';
-import { IvfScan, type IvfIndex, type IvfSource, type ListedRows } from '../../../src/vector/ivf.js';
+import type { IvfIndex, ListedRows } from '../../../src/vector/ivf.js';
 import { SAVED_CHUNK_ROWS } from '../../../src/vector/saved-rows.js';
 import { testEmbedder } from '../helpers/embedder.js';
 import { reopenable } from '../helpers/stores.js';
-import { randomSource } from '../helpers/vectors.js';
+import { ListsWatchingScan, randomSource } from '../helpers/vectors.js';
 
 const VOCABULARY = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}`);
 const SPACE = 'test-embedder';
@@ -27,13 +27,6 @@ const QUERIES = texts(99, 12);
 
 /** Lists each engine's compact index takes from its scan, to read their status. */
 const made: IvfIndex<ListedRows>[] = [];
-class Watched extends IvfScan {
-  override compactLists<S extends ListedRows>(source: IvfSource<S>): IvfIndex<S> {
-    const lists = super.compactLists(source);
-    made.push(lists as unknown as IvfIndex<ListedRows>);
-    return lists;
-  }
-}
 
 const open = (store: Store) =>
   createEngine({
@@ -41,7 +34,7 @@ const open = (store: Store) =>
     embedder: testEmbedder({ dim: 32, id: SPACE }),
     supersede: false,
     vectorMemory: 'compact',
-    vectorScan: () => new Watched({ ivfMinRows: 2_000, minCandidates: 200 }),
+    vectorScan: () => new ListsWatchingScan(made, { ivfMinRows: 2_000, minCandidates: 200 }),
   });
 
 async function answers(engine: Engine) {

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { IvfScan, type IvfIndex, type IvfScanOptions, type IvfSource, type ListedRows } from '../../../src/vector/ivf.js';
 import { QuantizedScan, type QuantizedScanOptions } from '../../../src/vector/quantized-scan.js';
 import { normalize } from '../../../src/vector/similarity.js';
 import { VectorIndex } from '../../../src/vector/vector-index.js';
@@ -79,4 +80,20 @@ export function foundAmong(vectors: Map<string, Float32Array>, query: Float32Arr
   }
   const ids = new Set(hits.map((h) => h.id));
   return exactTop(vectors, query, k).filter((t) => ids.has(t.id)).length;
+}
+
+/** An IVF scan that hands each compact index's lists to `made` as it makes them, so a test can read their status. */
+export class ListsWatchingScan extends IvfScan {
+  constructor(
+    private readonly made: IvfIndex<ListedRows>[],
+    options?: IvfScanOptions,
+  ) {
+    super(options);
+  }
+
+  override compactLists<S extends ListedRows>(source: IvfSource<S>): IvfIndex<S> {
+    const lists = super.compactLists(source);
+    this.made.push(lists as unknown as IvfIndex<ListedRows>);
+    return lists;
+  }
 }
