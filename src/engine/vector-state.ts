@@ -10,7 +10,7 @@ import { memoizeByText } from '../util/memo.js';
 import { nextTask } from '../util/schedule.js';
 import { VectorIndex } from '../vector/vector-index.js';
 import type { CallAbort } from '../util/abort.js';
-import { embedInBatches, embedTexts } from './embed.js';
+import { BatchSizer, embedInBatches, embedTexts } from './embed.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { RecordTable } from './record-table.js';
 import type { WriteQueue } from './write-queue.js';
@@ -306,21 +306,22 @@ export class VectorState {
 
   private async reindex(embedder: Embedder, missing: string[], generation: number): Promise<void> {
     const current = () => generation === this.generation && !this.stopped;
-    const batchSize = this.options.embedBatchSize;
-    for (let start = 0; start < missing.length; start += batchSize) {
+    const sizer = new BatchSizer(this.options.embedBatchSize);
+    for (let start = 0; start < missing.length; ) {
       await nextTask(); // other calls get a turn between batches
       if (!current()) return;
-      const slice = missing.slice(start, start + batchSize);
+      const slice = missing.slice(start, start + sizer.size);
       await this.queue.run(async () => {
         if (!current()) return;
         // Skip memories removed, or already embedded by an add or update, since the list was made.
         const batch = await this.records.getMany(slice.filter((id) => !this.vectors?.has(id)));
-        const vectors = await embedTexts(embedder, batch.map((r) => r.text));
+        const vectors = await sizer.time(batch.length, () => embedTexts(embedder, batch.map((r) => r.text)));
         if (!current() || batch.length === 0) return;
         await this.queue.commit({ vectors: this.pack(batch, vectors) }, () => this.vectors?.setMany(batch.map((r) => r.id), vectors));
       });
       if (!current()) return;
-      this.progress = { done: Math.min(missing.length, start + slice.length), total: missing.length };
+      start += slice.length;
+      this.progress = { done: start, total: missing.length };
       this.options.onIndexProgress({ ...this.progress });
     }
     if (!current()) return;
