@@ -6,7 +6,6 @@
 import { EngramError, ErrorCode, toEngramError } from '../errors.js';
 import type { LexicalIndex } from '../lexical/lexical-index.js';
 import type { ThreadIndex } from '../search/thread-index.js';
-import type { RecordSummary } from '../store/store.js';
 import type { MemoryRecord } from '../types.js';
 import type { AssociationGraph } from './associations.js';
 import { openLexical } from './lexical-persistence.js';
@@ -37,13 +36,8 @@ export async function loadState(state: EngineState, options: ResolvedEngineOptio
   } catch (error) {
     throw toEngramError(error, ErrorCode.STORE_FAILED, 'could not load memories from the store');
   }
-  state.threads.upsertAll([...records.summaryValues()].map(threadEntry));
+  state.threads.load([...records.summaryValues()]);
   return openLexical(state.lexical, records, options.indexSnapshot, store);
-}
-
-/** A summary in the shape the thread index files (it reads id, createdAt and meta.thread). */
-function threadEntry(summary: RecordSummary): Pick<MemoryRecord, 'id' | 'createdAt' | 'meta'> {
-  return summary.thread === undefined ? { id: summary.id, createdAt: summary.createdAt } : { id: summary.id, createdAt: summary.createdAt, meta: { thread: summary.thread } };
 }
 
 /** When a record last changed: updatedAt, else createdAt. */

@@ -97,7 +97,8 @@ export class VectorState {
       return;
     }
     const index = await this.load(embedder);
-    const missing = [...this.records.keys()].filter((id) => !index.has(id));
+    // `load` keeps only stored memories' vectors, one row an id: as many rows as memories means none is missing.
+    const missing = index.size === this.records.size ? [] : [...this.records.keys()].filter((id) => !index.has(id));
     // The embedder, its index and its progress change together: while its vectors load, the previous ones still
     // answer, and nobody sees the new embedder with nothing to index yet (status().indexing null too early).
     this.use(embedder);

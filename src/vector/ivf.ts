@@ -453,6 +453,8 @@ export class IvfLists {
   private groupMembers: Int32Array[] = [];
   private groupScores = new Float64Array(0);
   private groupOrder = new Float64Array(0);
+  /** Set when the centroids are to be grouped before the next assignment. */
+  private ungrouped = false;
 
   constructor(dim: number, count: number, private readonly kernel: Int8Kernel, trainedRows: number) {
     this.dim = dim;
@@ -642,6 +644,7 @@ export class IvfLists {
 
   /** The list of the centroid nearest the unit vector at source[offset..] (by int8 score). */
   private nearest(source: Float32Array, offset: number): number {
+    if (this.ungrouped) this.groupCentroids();
     const { kernel, stride, count, scales } = this;
     quantize(source, offset, this.dim, new Int8Array(kernel.buffer, 0, stride), 0);
     if (this.groups === 0) {
@@ -678,7 +681,15 @@ export class IvfLists {
     const codes = new Int8Array(this.kernel.buffer, stride, count * stride);
     codes.fill(0);
     for (let c = 0; c < count; c++) this.scales[c] = quantize(centroids, c * dim, dim, codes, c * stride).scale;
-    if (!grouped || count < GROUPED_FROM) return;
+    // Grouped at the first assignment: lists restored on open answer searches without it (0.4 s at 4,000 lists).
+    this.ungrouped = grouped && count >= GROUPED_FROM;
+  }
+
+  /** Groups the centroids for assignment (see `nearest`): spherical k-means over the centroids themselves. */
+  private groupCentroids(): void {
+    const { dim, count, stride, centroids } = this;
+    this.ungrouped = false;
+    if (!centroids) return;
     // Spherical k-means over the centroids themselves (a few passes in float32: count × groups is small).
     const groups = Math.ceil(Math.sqrt(count));
     const centres = new Float32Array(groups * dim);

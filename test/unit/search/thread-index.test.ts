@@ -92,3 +92,47 @@ describe('ThreadIndex.inSequence', () => {
     );
   });
 });
+
+describe('ThreadIndex.load (open)', () => {
+  it('files stored memories as upsertAll does: the same neighbours, order around each, sameThread and size (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            at: fc.oneof(fc.integer({ min: 0, max: 20 }), fc.constant(-0), fc.double({ min: -1e13, max: 1e13, noNaN: true })),
+            thread: fc.constantFrom<unknown>(undefined, 'A', 'B', '', 7, Number.NaN, { x: 1 }),
+          }),
+          { maxLength: 60 },
+        ),
+        (rows) => {
+          const stored = rows.map((row, i) => ({ id: `m${i}`, createdAt: row.at, thread: row.thread }));
+          const loaded = new ThreadIndex();
+          loaded.load(stored);
+          const upserted = new ThreadIndex();
+          upserted.upsertAll(stored.map((r) => ({ id: r.id, createdAt: r.createdAt, meta: { thread: r.thread } as Record<string, unknown> })));
+          expect(loaded.size).toBe(upserted.size);
+          for (const { id } of stored) {
+            expect(loaded.neighbours(id, 3, true)).toEqual(upserted.neighbours(id, 3, true));
+            expect(loaded.around(id, 4, 4)).toEqual(upserted.around(id, 4, 4));
+            expect(loaded.sameThread(id, 'm0')).toBe(upserted.sameThread(id, 'm0'));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('sorts a large out-of-order sequence with no re-indexing pass at the first read, and later writes keep it in order', () => {
+    const dates = shuffled(20000).map((i) => Math.floor(i / 3) * 1000); // ties of three
+    const index = new ThreadIndex();
+    index.load(dates.map((t, i) => ({ id: `m${i}`, createdAt: t })));
+    const before = { ...threadIndexCounters };
+    const order = dates.map((t, i) => ({ t, i })).sort((a, b) => a.t - b.t || a.i - b.i);
+    const at = order.findIndex((e) => e.i === 0);
+    expect(index.around('m0', 1, 1)).toEqual({ before: [`m${order[at - 1]!.i}`], after: [`m${order[at + 1]!.i}`], by: 'time' });
+    expect(threadIndexCounters.passes - before.passes).toBe(0);
+    index.upsertAll([{ id: 'late', createdAt: order[10]!.t }]);
+    expect(index.around('late', 1, 1)).toEqual({ before: [`m${order[11]!.i}`], after: [`m${order[12]!.i}`], by: 'time' });
+    expect(() => index.load([])).toThrow(/not empty/);
+  });
+});
