@@ -8,6 +8,7 @@
  */
 import MiniSearch from 'minisearch';
 import { EngramError, ErrorCode } from '../errors.js';
+import { PackedPostings } from './packed-postings.js';
 import type { DecodedSnapshot, LexicalState, TermData } from './snapshot.js';
 import { termTree, type TermTree } from './term-tree.js';
 
@@ -15,6 +16,7 @@ import { termTree, type TermTree } from './term-tree.js';
 interface TermIndex extends Iterable<[string, TermData]> {
   get(term: string): TermData | undefined;
   has(term: string): boolean;
+  fetch(term: string, initial: () => TermData): TermData;
   constructor: new (tree: TermTree<TermData>) => TermIndex;
 }
 
@@ -31,6 +33,7 @@ export interface MiniSearchInternals {
   _dirtCount: number;
   _storedFields: Map<number, unknown>;
   removeTerm(fieldId: number, shortId: number, term: string): void;
+  addTerm(fieldId: number, shortId: number, term: string): void;
 }
 
 /** Whether `candidate` has the fields of a MiniSearch 7 instance, with the types used here. */
@@ -39,6 +42,7 @@ export function hasMiniSearch7Shape(candidate: unknown): boolean {
   const m = candidate as Partial<MiniSearchInternals>;
   return (
     typeof m._index === 'object' && m._index !== null && typeof m._index.get === 'function' && typeof m._index.has === 'function' &&
+    typeof m._index.fetch === 'function' && typeof m.addTerm === 'function' &&
     typeof m._index.constructor === 'function' && typeof m._index[Symbol.iterator] === 'function' &&
     m._documentIds instanceof Map && m._idToShortId instanceof Map && m._fieldLength instanceof Map && m._storedFields instanceof Map &&
     Array.isArray(m._avgFieldLength) && typeof m._fieldIds === 'object' && m._fieldIds !== null &&
@@ -54,12 +58,17 @@ export function hasMiniSearch7Shape(candidate: unknown): boolean {
 function installedShapeHolds(): boolean {
   try {
     const search = new MiniSearch<{ id: string; text: string }>({ fields: ['text'], autoVacuum: false });
-    search.addAll([{ id: 'a', text: 'ab ab ac' }, { id: 'b', text: 'b' }]);
-    search.discard('a');
     if (!hasMiniSearch7Shape(search)) return false;
     const m = search as unknown as MiniSearchInternals;
+    m.addTerm = packedAddTerm;
+    search.addAll([{ id: 'a', text: 'ab ab ac' }, { id: 'b', text: 'b ab' }]);
     const fieldId = m._fieldIds.text;
-    if (fieldId === undefined || m._documentIds.has(0) || m._documentIds.get(1) !== 'b' || m._dirtCount !== 1) return false;
+    if (fieldId === undefined) return false;
+    // add() files every term through addTerm: the postings are packed, counted, in short id order.
+    const ab = m._index.get('ab')?.get(fieldId);
+    if (!(ab instanceof PackedPostings) || ab.get(0) !== 2 || ab.get(1) !== 1 || ab.size !== 2) return false;
+    search.discard('a');
+    if (m._documentIds.has(0) || m._documentIds.get(1) !== 'b' || m._dirtCount !== 1) return false;
     m.removeTerm(fieldId, 0, 'ab');
     if (m._index.get('ab')?.get(fieldId)?.get(0) !== 1) return false;
     const terms: [string, TermData][] = [['ab', new Map()], ['ac', new Map()], ['b', new Map()]];
@@ -70,6 +79,19 @@ function installedShapeHolds(): boolean {
     return false;
   }
 }
+
+/**
+ * MiniSearch's addTerm with a new term's postings in a field made a PackedPostings instead of a Map (an add appends
+ * to it, see packed-postings.ts); the same counting otherwise.
+ */
+function packedAddTerm(this: MiniSearchInternals, fieldId: number, shortId: number, term: string): void {
+  const data = this._index.fetch(term, newTermData);
+  const postings = data.get(fieldId);
+  if (postings === undefined) data.set(fieldId, PackedPostings.of(shortId, 1));
+  else postings.set(shortId, (postings.get(shortId) ?? 0) + 1);
+}
+
+const newTermData = (): TermData => new Map();
 
 let installedShape: boolean | undefined;
 // One adapter per instance, so that what callers cache per adapter lives as long as the instance.
@@ -93,8 +115,10 @@ function invalid(message: string): EngramError {
  * search, not per posting); callers must not change them.
  */
 export class MiniSearchIndex {
-  /** Made by `miniSearchIndex`, once the shape is checked. */
-  constructor(private readonly ms: MiniSearchInternals) {}
+  /** Made by `miniSearchIndex`, once the shape is checked, before anything is added: postings are packed from then on. */
+  constructor(private readonly ms: MiniSearchInternals) {
+    ms.addTerm = packedAddTerm;
+  }
 
   /** A live document's length in `fieldId` (indexed terms), or undefined. */
   fieldLengthOf(id: string, fieldId: number): number | undefined {

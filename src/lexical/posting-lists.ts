@@ -29,6 +29,8 @@ export interface PostingList {
   bytes: number;
   /** MiniSearch's next short id when the list was last brought up to date: it holds every live posting below it. */
   validTo: number;
+  /** Whether `docs` and `freqs` view every posting of a PackedPostings (each live): an add extends them in place. */
+  whole: boolean;
   /** Room to append in place: `docs` and `freqs` are views of their first `docs.length` entries (null: none yet). */
   room: { docs: Uint32Array; freqs: Uint32Array } | null;
   /**
@@ -44,7 +46,7 @@ export interface PostingList {
 }
 
 function newList(docs: Uint32Array, freqs: ArrayLike<number>, bytes: number, validTo: number): PostingList {
-  return { docs, freqs, bytes, validTo, room: null, maxPart: 0, maxPartKey: '', maxPartAvg: 0, maxPartCount: 0, maxPartSlack: 1 };
+  return { docs, freqs, bytes, validTo, room: null, whole: false, maxPart: 0, maxPartKey: '', maxPartAvg: 0, maxPartCount: 0, maxPartSlack: 1 };
 }
 
 /** A term's lists by field id; null when its postings are not in ascending short id (never expected). */
@@ -150,7 +152,7 @@ export class PostingCache {
     if (packed) {
       let clean = true;
       if (dirty) for (let i = 0; i < packed.docs.length && clean; i++) clean = documentIds.has(packed.docs[i] as number);
-      if (clean) return ascending(packed.docs) ? newList(packed.docs, packed.freqs, 0, this.nextId) : null;
+      if (clean) return ascending(packed.docs) ? { ...newList(packed.docs, packed.freqs, 0, this.nextId), whole: true } : null;
     }
     const size = postings.size;
     const docs = new Uint32Array(size);
@@ -173,14 +175,21 @@ export class PostingCache {
   }
 
   /**
-   * `list` brought up to the next short id: the postings of the documents added since, appended (a list still packed
-   * in its snapshot took none: MiniSearch's add unpacks the Map it writes to). Rebuilt instead when more documents
-   * were added than the term has postings (reading the Map whole is then the cheaper way).
+   * `list` brought up to the next short id: the postings of the documents added since, appended. A packed list that
+   * the entry views whole grew at its end in place (the adapter's addTerm), so the entry takes its arrays as they are
+   * now: the postings before stay where they were, and the bound over them (maxPart) holds. Rebuilt instead when more documents were added
+   * than the term has postings (reading the Map whole is then the cheaper way).
    */
   private extend(list: PostingList, term: string, fieldId: number, postings: ReadonlyMap<number, number>): PostingList | null {
     const from = list.validTo;
     const to = this.nextId;
-    if (postings instanceof PackedPostings && postings.packed()) {
+    const packed = list.whole && postings instanceof PackedPostings ? postings.packed() : null;
+    if (packed) {
+      postingListCounters.extended++;
+      list.docs = packed.docs;
+      list.freqs = packed.freqs;
+      list.bytes = 0;
+      list.room = null;
       list.validTo = to;
       return list;
     }

@@ -357,7 +357,11 @@ export function decodeSnapshot(input: Uint8Array): DecodedSnapshot {
       const fieldId = entryFields[e] as number;
       const postingEnd = p + (entryPostings[e] as number);
       if (fieldId >= fields || postingEnd > h.postings) fail('postings out of range');
-      for (let i = p; i < postingEnd; i++) if ((postingDocs[i] as number) >= h.nextId) fail('posting document out of range');
+      for (let i = p; i < postingEnd; i++) {
+        if ((postingDocs[i] as number) >= h.nextId) fail('posting document out of range');
+        // Ascending, as PackedPostings' binary search needs (a save writes them so).
+        if (i > p && (postingDocs[i] as number) <= (postingDocs[i - 1] as number)) fail('postings out of order');
+      }
       // Views into the snapshot, which the index then keeps alive (a copy would cost the time saved).
       data.set(fieldId, new PackedPostings(postingDocs.subarray(p, postingEnd), freqs.subarray(p, postingEnd)));
       p = postingEnd;
